@@ -1,0 +1,119 @@
+"""Exports a trained model as a SavedModel that takes raw features.
+
+Signatures:
+- `serving_default` (Predict): serialized tf.Example `examples` -> outputs,
+  with the tf.Transform graph inside.
+- `serving_raw` (Predict): one [batch] tensor per raw feature column, for
+  JSON clients.
+- `classification` / `regression`: TF Serving's Classify/Regress signatures
+  (`inputs` -> `classes`,`scores` / `outputs`), their method names written
+  into saved_model.pb because TF2's saver only writes Predict signatures.
+- `transform_features`: serialized tf.Example -> transformed features and
+  label, used by the Evaluator (TFMA) to compute labels.
+
+Outputs: classification `probability` [batch] and `label` [batch] (0/1);
+regression `prediction` [batch].
+"""
+
+from __future__ import annotations
+
+import os
+
+import tensorflow as tf
+import tensorflow_transform as tft
+from tensorflow.core.protobuf import saved_model_pb2
+
+from components.transform.config import TransformConfig, transformed_name
+
+__all__ = ["export_serving_model", "CLASSIFY_METHOD", "REGRESS_METHOD"]
+
+CLASSIFY_METHOD = "tensorflow/serving/classify"
+REGRESS_METHOD = "tensorflow/serving/regress"
+
+
+def _raw_tensors_to_parsed(raw: dict, spec: dict) -> dict:
+    """Turns [batch] tensors into what parse_example would give for `spec`."""
+    parsed = {}
+    for name, tensor in raw.items():
+        feature = spec[name]
+        if isinstance(feature, tf.io.VarLenFeature):
+            rows = tf.shape(tensor, out_type=tf.int64)[0]
+            indices = tf.stack([tf.range(rows), tf.zeros([rows], tf.int64)], axis=1)
+            parsed[name] = tf.SparseTensor(indices, tensor, tf.stack([rows, tf.constant(1, tf.int64)]))
+        else:
+            parsed[name] = tf.reshape(tensor, [-1, *feature.shape])
+    return parsed
+
+
+def export_serving_model(
+    model: tf.keras.Model, tf_transform_output: tft.TFTransformOutput, config: TransformConfig, export_dir: str
+) -> None:
+    """Saves `model` with the transform graph and all serving signatures."""
+    raw_spec = tf_transform_output.raw_feature_spec()
+    serving_spec = {name: raw_spec[name] for name in config.features}
+    model.tft_layer = tf_transform_output.transform_features_layer()
+    feature_keys = [transformed_name(name) for name in config.features]
+    classification = config.task == "classification"
+
+    def predict_transformed(parsed: dict) -> tf.Tensor:
+        transformed = model.tft_layer(parsed)
+        return tf.reshape(model({k: transformed[k] for k in feature_keys}), [-1])
+
+    def outputs(prediction: tf.Tensor) -> dict:
+        if classification:
+            return {"probability": prediction, "label": tf.cast(prediction > 0.5, tf.int64)}
+        return {"prediction": prediction}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    def serve_examples(examples):
+        return outputs(predict_transformed(tf.io.parse_example(examples, serving_spec)))
+
+    raw_signature = [tf.TensorSpec([None], serving_spec[name].dtype, name=name) for name in config.features]
+
+    @tf.function(input_signature=raw_signature)
+    def serve_raw(*tensors):
+        raw = dict(zip(config.features, tensors))
+        return outputs(predict_transformed(_raw_tensors_to_parsed(raw, serving_spec)))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    def transform_features(examples):
+        return model.tft_layer(tf.io.parse_example(examples, raw_spec))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+    def classify(inputs):
+        probability = predict_transformed(tf.io.parse_example(inputs, serving_spec))
+        scores = tf.stack([1.0 - probability, probability], axis=1)
+        classes = tf.tile(tf.constant([["0", "1"]]), [tf.shape(probability)[0], 1])
+        return {"classes": classes, "scores": scores}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+    def regress(inputs):
+        return {"outputs": predict_transformed(tf.io.parse_example(inputs, serving_spec))}
+
+    signatures = {
+        "serving_default": serve_examples,
+        "serving_raw": serve_raw,
+        "transform_features": transform_features,
+    }
+    if classification:
+        signatures["classification"] = classify
+    else:
+        signatures["regression"] = regress
+    tf.saved_model.save(model, export_dir, signatures=signatures)
+    _set_method_names(export_dir, {"classification": CLASSIFY_METHOD, "regression": REGRESS_METHOD})
+
+
+def _set_method_names(export_dir: str, methods: dict[str, str]) -> None:
+    """Rewrites signature method names in saved_model.pb (atomically)."""
+    path = os.path.join(export_dir, "saved_model.pb")
+    saved_model = saved_model_pb2.SavedModel()
+    with tf.io.gfile.GFile(path, "rb") as handle:
+        saved_model.ParseFromString(handle.read())
+    for meta_graph in saved_model.meta_graphs:
+        for name, method in methods.items():
+            if name in meta_graph.signature_def:
+                meta_graph.signature_def[name].method_name = method
+    tmp = path + ".tmp"
+    with tf.io.gfile.GFile(tmp, "wb") as handle:
+        handle.write(saved_model.SerializeToString())
+    tf.io.gfile.rename(tmp, path, overwrite=True)

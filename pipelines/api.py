@@ -1,0 +1,105 @@
+"""The Python API, mirroring the YAML file: load, validate, compile, run.
+
+Example:
+    >>> import pipelines
+    >>> spec = pipelines.load("pipelines/examples/chicago_taxi.yaml")
+    >>> outcome = pipelines.run(spec)
+    >>> outcome.summary.blessed
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import sys
+import time
+from typing import Sequence
+
+from pipelines.runners import fingerprint
+from pipelines.spec import ResolvedSpec, load_spec, parse_spec
+
+__all__ = ["load", "validate", "compile", "run", "RunOutcome", "load_spec", "parse_spec"]
+
+load = load_spec
+
+
+def validate(path: str) -> ResolvedSpec:
+    """Checks a spec file; raises SpecError listing every problem."""
+    return load_spec(path)
+
+
+def compile(resolved: ResolvedSpec, beam_args: Sequence[str] | None = None):  # noqa: A001 - mirrors the CLI verb
+    """Returns the TFX pipeline object for a checked spec."""
+    from pipelines import compiler
+
+    return compiler.compile_pipeline(resolved, tuple(beam_args or compiler.DEFAULT_BEAM_ARGS))
+
+
+@dataclasses.dataclass
+class RunOutcome:
+    """What `run` did: `up_to_date` when nothing had changed since the last run."""
+
+    up_to_date: bool
+    seconds: float
+    summary: object
+    components: list = dataclasses.field(default_factory=list)
+    log_file: str | None = None
+    run_id: str | None = None
+
+
+def run(resolved: ResolvedSpec, force: bool = False, hooks: Sequence[object] | None = None, stream=None) -> RunOutcome:
+    """Runs the pipeline locally, unless nothing changed since the last run.
+
+    Args:
+      resolved: a checked spec (from `load`).
+      force: skip the up-to-date check and let TFX's cache decide per component.
+      hooks: lifecycle hooks (see `pipelines.runners.hooks`); default prints progress.
+      stream: where progress and the summary go (default stdout).
+
+    Raises:
+      ComponentFailed: a component failed; finished artifacts stay published.
+    """
+    stream = stream or sys.stdout
+    started = time.perf_counter()
+    current = fingerprint.run_fingerprint(resolved)
+    record = fingerprint.read_record(resolved)
+    if not force and fingerprint.is_up_to_date(resolved, record, current):
+        from pipelines.runners.summary import RunSummary
+
+        summary = RunSummary(**record.summary)
+        seconds = time.perf_counter() - started
+        print(
+            f"Up to date: nothing changed since run {record.run_id}; no component needs to run "
+            f"({seconds:.2f}s). Use --force to let TFX's cache re-check each component.",
+            file=stream,
+        )
+        if summary.pushed_path:
+            print(f"Serving: {summary.pushed_path}", file=stream)
+        return RunOutcome(True, seconds, summary, run_id=record.run_id)
+
+    from pipelines.runners.local import run_pipeline
+    from pipelines.runners.progress import ProgressPrinter
+    from pipelines.runners.summary import format_summary, summarize
+
+    print(f"Pipeline {resolved.name}: {len(resolved.data_files)} data file(s), root {resolved.root}", file=stream, flush=True)
+    tfx_pipeline = compile(resolved)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    log_file = os.path.join(resolved.log_dir, f"run-{stamp}.log")
+    result = run_pipeline(tfx_pipeline, log_file, hooks=[ProgressPrinter(stream), *(hooks or [])])
+    connection = tfx_pipeline.metadata_connection_config
+    summary = summarize(connection, result.components)
+    seconds = time.perf_counter() - started
+    print(format_summary(summary, seconds, log_file), file=stream, flush=True)
+    fingerprint.write_record(
+        resolved,
+        fingerprint.RunRecord(
+            fingerprint=current,
+            run_id=result.run_id,
+            max_execution_id=fingerprint.max_execution_id(resolved.metadata_path),
+            outputs=summary.output_uris + ([summary.pushed_path] if summary.pushed_path else []),
+            summary=summary.to_dict(),
+        ),
+    )
+    return RunOutcome(False, seconds, summary, result.components, log_file, result.run_id)

@@ -1,0 +1,193 @@
+"""Compiles a checked spec into a `tfx` pipeline of real TFX components.
+
+ExampleGen -> StatisticsGen -> SchemaGen (or ImportSchemaGen) -> ExampleValidator
+-> DataGate -> Transform -> Trainer -> baseline Resolver -> Evaluator -> Pusher.
+"""
+
+from __future__ import annotations
+
+import os
+
+from components import ensure_legacy_keras  # noqa: F401 - sets TF_USE_LEGACY_KERAS first
+from components.transform.config import TransformConfig
+from pipelines.spec import ResolvedSpec
+from pipelines.spec import metrics as metric_table
+
+__all__ = ["compile_pipeline", "transform_config", "DEFAULT_BEAM_ARGS", "COMPONENT_ORDER"]
+
+# In-process Beam: TFX's examples use multi_processing, which starts worker
+# processes (each importing TensorFlow) for every Beam step; on small data
+# that start-up dominates. See the README's benchmark.
+DEFAULT_BEAM_ARGS = ("--direct_running_mode=in_memory", "--direct_num_workers=1")
+
+COMPONENT_ORDER = (
+    "ExampleGen",
+    "StatisticsGen",
+    "SchemaGen",
+    "ExampleValidator",
+    "DataGate",
+    "Transform",
+    "Trainer",
+    "BaselineResolver",
+    "Evaluator",
+    "Pusher",
+)
+
+
+def transform_config(resolved: ResolvedSpec) -> TransformConfig:
+    spec = resolved.spec
+    return TransformConfig(
+        features={
+            name: {k: v for k, v in vars(f).items() if v is not None} for name, f in sorted(spec.features.items())
+        },
+        label_name=spec.label.name,
+        task=spec.label.task,
+        label_column=spec.label.column,
+        label_expression=spec.label.expression,
+        user_module=spec.transform.module,
+    )
+
+
+def _example_gen(resolved: ResolvedSpec):
+    from tfx.components import CsvExampleGen, ImportExampleGen
+    from tfx.proto import example_gen_pb2
+
+    if os.path.isdir(resolved.data_path):
+        input_base, pattern = resolved.data_path, "*"
+    else:
+        input_base, pattern = os.path.split(resolved.data_path)
+    input_config = example_gen_pb2.Input(splits=[example_gen_pb2.Input.Split(name="single_split", pattern=pattern)])
+    output_config = example_gen_pb2.Output(
+        split_config=example_gen_pb2.SplitConfig(
+            splits=[
+                example_gen_pb2.SplitConfig.Split(name=name, hash_buckets=weight)
+                for name, weight in resolved.spec.data.splits.items()
+            ]
+        )
+    )
+    cls = CsvExampleGen if resolved.data_format == "csv" else ImportExampleGen
+    return cls(input_base=input_base, input_config=input_config, output_config=output_config)
+
+
+def _thresholds(resolved: ResolvedSpec) -> dict:
+    result = {}
+    for name, gate in resolved.spec.evaluation.thresholds.items():
+        higher = gate.higher_is_better
+        if higher is None:
+            higher = metric_table.higher_is_better(name)
+        result[name] = {"min": gate.min, "max": gate.max, "max_regression": gate.max_regression, "higher_is_better": higher}
+    return result
+
+
+def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAULT_BEAM_ARGS):
+    """Returns the `tfx.orchestration.pipeline.Pipeline` for a checked spec."""
+    import dataclasses
+
+    from tfx.components import (
+        Evaluator,
+        ExampleValidator,
+        Pusher,
+        SchemaGen,
+        StatisticsGen,
+        Trainer,
+        Transform,
+    )
+    from tfx.components.schema_gen.import_schema_gen.component import ImportSchemaGen
+    from tfx.dsl.components.base import executor_spec
+    from tfx.dsl.components.common import resolver
+    from tfx.orchestration import metadata, pipeline
+    from tfx.proto import pusher_pb2, trainer_pb2
+    from tfx.types import Channel, standard_artifacts
+
+    from components.data_gate.component import DataGate
+    from components.evaluator.eval_config import build_eval_config
+    from components.pusher.executor import Executor as AtomicPusherExecutor
+    from components.resolver.baseline import LatestBlessedBaselineStrategy
+
+    spec = resolved.spec
+    config = transform_config(resolved)
+    example_gen = _example_gen(resolved).with_id("ExampleGen")
+    statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"]).with_id("StatisticsGen")
+    if resolved.schema_path:
+        schema_gen = ImportSchemaGen(schema_file=resolved.schema_path).with_id("SchemaGen")
+    else:
+        schema_gen = SchemaGen(statistics=statistics_gen.outputs["statistics"], infer_feature_shape=False).with_id(
+            "SchemaGen"
+        )
+    example_validator = ExampleValidator(
+        statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"]
+    ).with_id("ExampleValidator")
+    data_gate = DataGate(anomalies=example_validator.outputs["anomalies"]).with_id("DataGate")
+    transform = Transform(
+        examples=example_gen.outputs["examples"],
+        schema=schema_gen.outputs["schema"],
+        preprocessing_fn="components.transform.preprocessing.preprocessing_fn",
+        custom_config=config.to_dict(),
+        materialize=spec.transform.materialize,
+        disable_statistics=True,
+    ).with_id("Transform")
+    transform.add_upstream_node(data_gate)
+    materialized = spec.transform.materialize
+    trainer = Trainer(
+        run_fn="components.trainer.run_fn.run_fn",
+        examples=transform.outputs["transformed_examples"] if materialized else example_gen.outputs["examples"],
+        transform_graph=transform.outputs["transform_graph"],
+        schema=schema_gen.outputs["schema"],
+        train_args=trainer_pb2.TrainArgs(num_steps=spec.training.train_steps),
+        eval_args=trainer_pb2.EvalArgs(num_steps=spec.training.eval_steps),
+        custom_config={
+            "transform": config.to_dict(),
+            "model": dataclasses.asdict(spec.model),
+            "training": dataclasses.asdict(spec.training),
+            "materialized": materialized,
+            "metrics": list(spec.evaluation.metrics),
+        },
+    ).with_id("Trainer")
+    baseline = resolver.Resolver(
+        strategy_class=LatestBlessedBaselineStrategy,
+        model=Channel(type=standard_artifacts.Model),
+        model_blessing=Channel(type=standard_artifacts.ModelBlessing),
+        candidate=trainer.outputs["model"],
+    ).with_id("BaselineResolver")
+    prediction_key = "probability" if spec.label.task == "classification" else "prediction"
+    evaluator = Evaluator(
+        examples=example_gen.outputs["examples"],
+        model=trainer.outputs["model"],
+        baseline_model=baseline.outputs["model"],
+        eval_config=build_eval_config(
+            label_key=spec.label.name,
+            prediction_key=prediction_key,
+            metrics={m: metric_table.METRICS[m][0] for m in spec.evaluation.metrics},
+            thresholds=_thresholds(resolved),
+        ),
+        example_splits=["eval"],
+    ).with_id("Evaluator")
+    pusher = Pusher(
+        model=trainer.outputs["model"],
+        model_blessing=evaluator.outputs["blessing"],
+        push_destination=pusher_pb2.PushDestination(
+            filesystem=pusher_pb2.PushDestination.Filesystem(
+                base_directory=os.path.join(resolved.serving_dir, resolved.model_name)
+            )
+        ),
+        custom_executor_spec=executor_spec.ExecutorClassSpec(AtomicPusherExecutor),
+    ).with_id("Pusher")
+    return pipeline.Pipeline(
+        pipeline_name=resolved.name,
+        pipeline_root=resolved.artifact_root,
+        components=[
+            example_gen,
+            statistics_gen,
+            schema_gen,
+            example_validator,
+            data_gate,
+            transform,
+            trainer,
+            baseline,
+            evaluator,
+            pusher,
+        ],
+        enable_cache=spec.pipeline.caching,
+        metadata_connection_config=metadata.sqlite_metadata_connection_config(resolved.metadata_path),
+        beam_pipeline_args=list(beam_args),
+    )

@@ -1,0 +1,18 @@
+"""Runs a pipeline spec end to end on this machine.
+
+    python pipelines/run_local.py                # the bundled Chicago taxi example
+    python pipelines/run_local.py FILE.yaml      # any spec
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from pipelines.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main(["run", *sys.argv[1:]]))

@@ -1,0 +1,1 @@
+"""Runners that execute a compiled pipeline."""

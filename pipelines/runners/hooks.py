@@ -1,0 +1,40 @@
+"""Lifecycle hooks: called before and after each component, and on failure.
+
+Hooks take keyword arguments only, grouped by phase, so new arguments can
+be added without breaking existing hooks:
+
+- `before_component(component_id, index, total)`
+- `after_component(component_id, index, total, status, seconds, execution_id)`
+  where status is `executed` or `cached`
+- `on_failure(component_id, index, total, seconds, error)`
+- `after_run(pipeline_name, run_id, status, seconds)`
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, Sequence
+
+__all__ = ["RunHooks", "HookList"]
+
+
+class RunHooks(Protocol):
+    def before_component(self, **kwargs: Any) -> None: ...
+
+    def after_component(self, **kwargs: Any) -> None: ...
+
+    def on_failure(self, **kwargs: Any) -> None: ...
+
+    def after_run(self, **kwargs: Any) -> None: ...
+
+
+class HookList:
+    """Calls each hook that defines the phase, in order."""
+
+    def __init__(self, hooks: Sequence[object] = ()):
+        self.hooks = list(hooks)
+
+    def call(self, phase: str, **kwargs: Any) -> None:
+        for hook in self.hooks:
+            method = getattr(hook, phase, None)
+            if method is not None:
+                method(**kwargs)

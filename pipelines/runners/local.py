@@ -1,0 +1,146 @@
+"""Runs a compiled pipeline in this process, one component after another.
+
+This is TFX's LocalDagRunner loop (tfx/orchestration/local/local_dag_runner.py)
+with what a person needs around it: lifecycle hooks (progress lines, metrics),
+whether each step ran or came from cache, and a log file with everything
+TFX and Beam say.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+import os
+import time
+from typing import Sequence
+
+from pipelines.runners.hooks import HookList
+
+__all__ = ["ComponentResult", "RunResult", "run_pipeline", "ComponentFailed"]
+
+
+class ComponentFailed(RuntimeError):
+    """A component failed; `component_id` names it and `__cause__` is the error."""
+
+    def __init__(self, component_id: str, error: BaseException, log_file: str):
+        self.component_id = component_id
+        self.log_file = log_file
+        super().__init__(f"{component_id} failed: {error}\nFull log: {log_file}")
+
+
+@dataclasses.dataclass
+class ComponentResult:
+    component_id: str
+    status: str  # executed | cached | skipped
+    seconds: float
+    execution_id: int | None
+
+
+@dataclasses.dataclass
+class RunResult:
+    pipeline_name: str
+    run_id: str
+    components: list[ComponentResult]
+    seconds: float
+    log_file: str
+
+
+def _attach_log_file(log_file: str) -> logging.Handler:
+    """Sends all Python/absl logging to `log_file`, and keeps the console quiet."""
+    from absl import logging as absl_logging
+
+    os.makedirs(os.path.dirname(log_file), exist_ok=True)
+    handler = logging.FileHandler(log_file)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    absl_logging.set_verbosity(absl_logging.INFO)
+    absl_handler = absl_logging.get_absl_handler()
+    absl_handler.setLevel(logging.CRITICAL)
+    console_handlers = list(root.handlers) + list(logging.getLogger("tensorflow").handlers)
+    for stream_handler in console_handlers:
+        if stream_handler is not handler and not isinstance(stream_handler, logging.FileHandler):
+            stream_handler.setLevel(logging.CRITICAL)
+    return handler
+
+
+def _execution_state(connection_config, execution_id: int) -> int:
+    from tfx.orchestration import metadata
+
+    with metadata.Metadata(connection_config) as handle:
+        return handle.store.get_executions_by_id([execution_id])[0].last_known_state
+
+
+def run_pipeline(tfx_pipeline, log_file: str, hooks: Sequence[object] = ()) -> RunResult:
+    """Compiles `tfx_pipeline` to IR and runs every node in topological order.
+
+    Raises:
+        ComponentFailed: a component raised; earlier components' artifacts stay
+            published, and a rerun starts from the failed one (the rest is cached).
+    """
+    from ml_metadata.proto import metadata_store_pb2
+    from tfx.dsl.compiler import compiler, constants
+    from tfx.orchestration import metadata
+    from tfx.orchestration.local import runner_utils
+    from tfx.orchestration.portable import launcher, runtime_parameter_utils
+
+    handler = _attach_log_file(log_file)
+    hook_list = HookList(hooks)
+    started = time.perf_counter()
+    run_id = datetime.datetime.now().isoformat()
+    results: list[ComponentResult] = []
+    status = "failed"
+    try:
+        ir = compiler.Compiler().compile(tfx_pipeline)
+        runtime_parameter_utils.substitute_runtime_parameter(ir, {constants.PIPELINE_RUN_ID_PARAMETER_NAME: run_id})
+        deployment_config = runner_utils.extract_local_deployment_config(ir)
+        connection = deployment_config.metadata_connection_config
+        connection_config = getattr(connection, connection.WhichOneof("connection_config"))
+        total = len(ir.nodes)
+        for index, node in enumerate(ir.nodes, start=1):
+            pipeline_node = node.pipeline_node
+            node_id = pipeline_node.node_info.id
+            hook_list.call("before_component", component_id=node_id, index=index, total=total)
+            step_started = time.perf_counter()
+            component_launcher = launcher.Launcher(
+                pipeline_node=pipeline_node,
+                mlmd_connection=metadata.Metadata(connection_config),
+                pipeline_info=ir.pipeline_info,
+                pipeline_runtime_spec=ir.runtime_spec,
+                executor_spec=runner_utils.extract_executor_spec(deployment_config, node_id),
+                custom_driver_spec=runner_utils.extract_custom_driver_spec(deployment_config, node_id),
+            )
+            logging.info("Component %s is running.", node_id)
+            try:
+                info = component_launcher.launch()
+            except BaseException as error:
+                seconds = time.perf_counter() - step_started
+                hook_list.call("on_failure", component_id=node_id, index=index, total=total, seconds=seconds, error=error)
+                logging.exception("Component %s failed.", node_id)
+                raise ComponentFailed(node_id, error, log_file) from error
+            seconds = time.perf_counter() - step_started
+            execution_id = getattr(info, "execution_id", None)
+            step_status = "executed"
+            if execution_id is None:
+                step_status = "resolved"
+            elif _execution_state(connection_config, execution_id) == metadata_store_pb2.Execution.CACHED:
+                step_status = "cached"
+            results.append(ComponentResult(node_id, step_status, seconds, execution_id))
+            hook_list.call(
+                "after_component",
+                component_id=node_id,
+                index=index,
+                total=total,
+                status=step_status,
+                seconds=seconds,
+                execution_id=execution_id,
+            )
+        status = "succeeded"
+    finally:
+        seconds = time.perf_counter() - started
+        hook_list.call("after_run", pipeline_name=tfx_pipeline.pipeline_info.pipeline_name, run_id=run_id, status=status, seconds=seconds)
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+    return RunResult(tfx_pipeline.pipeline_info.pipeline_name, run_id, results, seconds, log_file)

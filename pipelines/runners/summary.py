@@ -1,0 +1,130 @@
+"""What a finished run produced, read back from ML Metadata.
+
+Blessed or not and why (TFMA's validation result), the metrics, the pushed
+path, and the training summary.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any
+
+__all__ = ["RunSummary", "summarize", "output_artifacts", "format_summary"]
+
+
+@dataclasses.dataclass
+class RunSummary:
+    blessed: bool | None = None
+    reasons: list[str] = dataclasses.field(default_factory=list)
+    metrics: dict[str, float] = dataclasses.field(default_factory=dict)
+    pushed_path: str | None = None
+    new_version: bool = False
+    training: dict[str, Any] = dataclasses.field(default_factory=dict)
+    output_uris: list[str] = dataclasses.field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data.pop("output_uris")
+        return data
+
+
+def output_artifacts(store, execution_id: int) -> dict[str, list]:
+    """Output key -> artifact protos of one execution (cached ones included)."""
+    from ml_metadata.proto import metadata_store_pb2
+
+    events = [
+        e
+        for e in store.get_events_by_execution_ids([execution_id])
+        if e.type in (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)
+    ]
+    artifacts = {a.id: a for a in store.get_artifacts_by_id([e.artifact_id for e in events])}
+    result: dict[str, list] = {}
+    for event in events:
+        key = event.path.steps[0].key if event.path.steps else ""
+        result.setdefault(key, []).append(artifacts[event.artifact_id])
+    return result
+
+
+def _custom(artifact, name: str):
+    value = artifact.custom_properties.get(name)
+    if value is None:
+        return None
+    return getattr(value, value.WhichOneof("value"))
+
+
+def _evaluation(uri: str, summary: RunSummary) -> None:
+    import tensorflow_model_analysis as tfma
+
+    try:
+        for metrics in tfma.load_metrics(uri):
+            for key in metrics.metric_keys_and_values:
+                if key.key.model_name in ("", "candidate") and not key.key.HasField("sub_key"):
+                    value = key.value
+                    if value.HasField("double_value"):
+                        summary.metrics[key.key.name] = round(value.double_value.value, 4)
+        validation = tfma.load_validation_result(uri)
+    except Exception as error:  # noqa: BLE001 - the summary must not fail the run
+        summary.reasons.append(f"could not read the evaluation ({type(error).__name__}: {error})")
+        return
+    for failure in validation.metric_validations_per_slice:
+        for failed in failure.failures:
+            summary.reasons.append(
+                f"{failed.metric_key.name} = {failed.metric_value.double_value.value:.4f} fails {failed.metric_threshold}".replace("\n", " ")
+            )
+    if validation.validation_ok:
+        summary.reasons.append("all thresholds met")
+
+
+def summarize(connection_config, results) -> RunSummary:
+    """Reads the outputs of the run's executions (`results` from run_pipeline)."""
+    from tfx.orchestration import metadata
+
+    summary = RunSummary()
+    with metadata.Metadata(connection_config) as handle:
+        for result in results:
+            if result.execution_id is None:
+                continue
+            outputs = output_artifacts(handle.store, result.execution_id)
+            summary.output_uris.extend(a.uri for artifacts in outputs.values() for a in artifacts)
+            if result.component_id == "Evaluator":
+                blessing = outputs.get("blessing", [])
+                if blessing:
+                    summary.blessed = bool(_custom(blessing[0], "blessed"))
+                for artifact in outputs.get("evaluation", []):
+                    _evaluation(artifact.uri, summary)
+            elif result.component_id == "Pusher":
+                for artifact in outputs.get("pushed_model", []):
+                    if _custom(artifact, "pushed"):
+                        summary.pushed_path = _custom(artifact, "pushed_destination")
+                        summary.new_version = bool(_custom(artifact, "new_version")) and result.status == "executed"
+            elif result.component_id == "Trainer":
+                for artifact in outputs.get("model_run", []):
+                    path = os.path.join(artifact.uri, "training_summary.json")
+                    if os.path.exists(path):
+                        with open(path, encoding="utf-8") as summary_file:
+                            summary.training = json.load(summary_file)
+    return summary
+
+
+def format_summary(summary: RunSummary, seconds: float, log_file: str) -> str:
+    lines = []
+    if summary.blessed is None:
+        lines.append("Model: not evaluated")
+    else:
+        verdict = "BLESSED" if summary.blessed else "NOT BLESSED"
+        lines.append(f"Model: {verdict} ({'; '.join(summary.reasons) or 'no reason recorded'})")
+    if summary.metrics:
+        lines.append("Metrics: " + ", ".join(f"{k}={v}" for k, v in sorted(summary.metrics.items())))
+    if summary.training:
+        lines.append(
+            f"Training: {summary.training.get('train_steps')} steps in {summary.training.get('seconds')}s "
+            f"({summary.training.get('examples_per_second')} examples/s)"
+        )
+    if summary.pushed_path:
+        lines.append(f"Pushed: {summary.pushed_path}{'' if summary.new_version else ' (already there: no new version)'}")
+    else:
+        lines.append("Pushed: nothing")
+    lines.append(f"Took {seconds:.1f}s. Full log: {log_file}")
+    return "\n".join(lines)

@@ -1,0 +1,216 @@
+"""The pipeline spec as typed, frozen dataclasses: the YAML file's schema.
+
+A spec file has one top-level section per dataclass below; `PipelineSpec`
+lists them. Paths in a spec are relative to the spec file's folder;
+`package://pkg/sub/path` names a file inside an installed Python package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal, Optional
+
+__all__ = [
+    "PipelineSection",
+    "DataSpec",
+    "FeatureSpec",
+    "LabelSpec",
+    "TransformSpec",
+    "ModelSpec",
+    "TrainingSpec",
+    "ThresholdSpec",
+    "EvaluationSpec",
+    "PushSpec",
+    "PipelineSpec",
+    "TRANSFORMS",
+    "CATEGORICAL_TRANSFORMS",
+]
+
+Transform = Literal["zscore", "minmax", "log", "identity", "vocabulary", "bucketize", "hash", "categorical"]
+TRANSFORMS: tuple[str, ...] = Transform.__args__  # type: ignore[attr-defined]
+# Transforms whose output is an integer id (wide part of wide-and-deep models).
+CATEGORICAL_TRANSFORMS = frozenset({"vocabulary", "bucketize", "hash", "categorical"})
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineSection:
+    """Name and storage of the pipeline.
+
+    `root` holds artifacts, ML Metadata (`metadata.sqlite`) and logs; it
+    defaults to `runs/<name>` under the current directory.
+    """
+
+    name: str
+    root: Optional[str] = None
+    caching: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSpec:
+    """Where the examples come from and how they are split.
+
+    `path` is a CSV or TFRecord (tf.Example, optionally GZIP) file, or a folder
+    of them. `splits` maps split names to hash-bucket weights; it must have
+    `train` and `eval`.
+    """
+
+    path: str
+    format: Optional[Literal["csv", "tfrecord"]] = None
+    splits: dict[str, int] = dataclasses.field(default_factory=lambda: {"train": 2, "eval": 1})
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureSpec:
+    """One input column and its preprocessing.
+
+    Transforms: `zscore`, `minmax`, `log` (log1p, then z-score), `identity`
+    (numeric as is), `vocabulary` (`top_k`, `oov_buckets`), `bucketize`
+    (`buckets` quantiles), `hash` (`hash_buckets`), `categorical` (integer ids
+    below `num_buckets`). `fill` replaces missing values before the transform
+    (default 0 or the empty string).
+    """
+
+    transform: Transform = "identity"
+    fill: Optional[float | str] = None
+    top_k: Optional[int] = None
+    oov_buckets: int = 1
+    buckets: Optional[int] = None
+    hash_buckets: Optional[int] = None
+    num_buckets: Optional[int] = None
+
+    def __post_init__(self):
+        needs = {"bucketize": "buckets", "hash": "hash_buckets", "categorical": "num_buckets"}
+        option = needs.get(self.transform)
+        if option and getattr(self, option) is None:
+            raise ValueError(f"transform `{self.transform}` needs `{option}`. Add `{option}: <a whole number>`.")
+        for name in ("top_k", "buckets", "hash_buckets", "num_buckets"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"`{name}` must be at least 1. Received: {name}={value}.")
+        if self.oov_buckets < 0:
+            raise ValueError(f"`oov_buckets` must be 0 or more. Received: oov_buckets={self.oov_buckets}.")
+
+    @property
+    def categorical(self) -> bool:
+        return self.transform in CATEGORICAL_TRANSFORMS
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelSpec:
+    """The training target: a `column` as is, or an `expression` over columns.
+
+    An expression uses column names, numbers, `+ - * /`, comparisons and
+    `and`/`or`/`not`, for example `tips > 0.2 * fare`; a comparison gives 1/0.
+    Rows where a column in it is missing get label 0.
+    """
+
+    name: str
+    column: Optional[str] = None
+    expression: Optional[str] = None
+    task: Literal["classification", "regression"] = "classification"
+
+    def __post_init__(self):
+        if (self.column is None) == (self.expression is None):
+            raise ValueError("give exactly one of `column` or `expression`.")
+
+
+@dataclasses.dataclass(frozen=True)
+class TransformSpec:
+    """tf.Transform settings.
+
+    `materialize: true` writes transformed examples and trains on them;
+    `false` applies the transform graph on the fly inside the Trainer's
+    tf.data pipeline. `module: pkg.mod:fn` is a user preprocessing_fn
+    `fn(inputs, outputs, custom_config) -> dict` called after the declared
+    features are transformed, to add or replace outputs.
+    """
+
+    materialize: bool = False
+    module: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSpec:
+    """The model: a built-in `dnn` or `wide_and_deep`, or a user `build_model`.
+
+    `build_model: pkg.mod:fn` is called as `fn(feature_specs, label, config)`
+    and returns a compiled-or-not Keras model taking the transformed features.
+    """
+
+    type: Literal["dnn", "wide_and_deep"] = "wide_and_deep"
+    hidden_units: list[int] = dataclasses.field(default_factory=lambda: [64, 32])
+    embedding_dim: int = 8
+    build_model: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingSpec:
+    """Training settings: steps, batch size and optimiser."""
+
+    train_steps: int = 1000
+    eval_steps: int = 100
+    batch_size: int = 64
+    learning_rate: float = 0.001
+    optimizer: Literal["adam", "sgd", "rmsprop", "adagrad"] = "adam"
+    steps_per_execution: int = 50
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("train_steps", "eval_steps", "batch_size", "steps_per_execution"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"`{name}` must be at least 1. Received: {name}={getattr(self, name)}.")
+        if self.learning_rate <= 0:
+            raise ValueError(f"`learning_rate` must be above 0. Received: learning_rate={self.learning_rate}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class ThresholdSpec:
+    """A gate on one metric: absolute bounds and/or the allowed regression
+    against the last blessed model (`max_regression`, in the metric's units).
+    `higher_is_better` defaults from the metric (losses and errors: false)."""
+
+    min: Optional[float] = None
+    max: Optional[float] = None
+    max_regression: Optional[float] = None
+    higher_is_better: Optional[bool] = None
+
+    def __post_init__(self):
+        if self.min is None and self.max is None and self.max_regression is None:
+            raise ValueError("a threshold needs at least one of `min`, `max` or `max_regression`.")
+        if self.max_regression is not None and self.max_regression < 0:
+            raise ValueError(f"`max_regression` must be 0 or more. Received: max_regression={self.max_regression}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluationSpec:
+    """Metrics computed on the eval split, and the blessing gate over them."""
+
+    metrics: list[str] = dataclasses.field(default_factory=lambda: ["binary_accuracy", "auc"])
+    thresholds: dict[str, ThresholdSpec] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class PushSpec:
+    """Where blessed models go, in TF Serving layout `<serving_dir>/<model_name>/<version>/`.
+
+    `serving_dir` defaults to `<pipeline root>/serving`; `model_name` to the pipeline name.
+    """
+
+    serving_dir: Optional[str] = None
+    model_name: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineSpec:
+    """A whole pipeline, as one YAML file declares it."""
+
+    pipeline: PipelineSection
+    data: DataSpec
+    features: dict[str, FeatureSpec]
+    label: LabelSpec
+    schema: Optional[str] = None
+    transform: TransformSpec = dataclasses.field(default_factory=TransformSpec)
+    model: ModelSpec = dataclasses.field(default_factory=ModelSpec)
+    training: TrainingSpec = dataclasses.field(default_factory=TrainingSpec)
+    evaluation: EvaluationSpec = dataclasses.field(default_factory=EvaluationSpec)
+    push: PushSpec = dataclasses.field(default_factory=PushSpec)

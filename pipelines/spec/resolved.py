@@ -1,0 +1,81 @@
+"""A spec with its paths resolved: what the compiler and runners work from."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+
+from pipelines.spec.models import PipelineSpec
+
+__all__ = ["ResolvedSpec", "resolve_path"]
+
+_PACKAGE_SCHEME = "package://"
+
+
+def resolve_path(path: str, base_dir: str) -> str:
+    """Resolves a spec path: `package://pkg/sub` inside an installed package,
+    `~` to the home folder, relative paths against `base_dir`."""
+    if path.startswith(_PACKAGE_SCHEME):
+        package, _, rest = path[len(_PACKAGE_SCHEME) :].partition("/")
+        found = importlib.util.find_spec(package)
+        if found is None or not found.submodule_search_locations:
+            return os.path.join(f"<package {package} not installed>", rest)
+        return os.path.join(list(found.submodule_search_locations)[0], rest)
+    path = os.path.expanduser(path)
+    return os.path.abspath(os.path.join(base_dir, path))
+
+
+@dataclasses.dataclass(frozen=True)
+class ResolvedSpec:
+    """The spec plus absolute paths and defaults filled in."""
+
+    spec: PipelineSpec
+    spec_file: str
+    root: str
+    data_path: str
+    schema_path: str | None
+    serving_dir: str
+    model_name: str
+    data_files: tuple[str, ...] = ()
+    data_format: str = "csv"
+    columns: tuple[str, ...] = ()
+    numeric_columns: frozenset[str] = frozenset()
+
+    @property
+    def name(self) -> str:
+        return self.spec.pipeline.name
+
+    @property
+    def metadata_path(self) -> str:
+        return os.path.join(self.root, "metadata.sqlite")
+
+    @property
+    def artifact_root(self) -> str:
+        return os.path.join(self.root, "artifacts")
+
+    @property
+    def log_dir(self) -> str:
+        return os.path.join(self.root, "logs")
+
+    @classmethod
+    def from_spec(cls, spec: PipelineSpec, spec_file: str, cwd: str | None = None) -> "ResolvedSpec":
+        base_dir = os.path.dirname(os.path.abspath(spec_file))
+        cwd = cwd or os.getcwd()
+        root = (
+            resolve_path(spec.pipeline.root, base_dir)
+            if spec.pipeline.root
+            else os.path.join(cwd, "runs", spec.pipeline.name)
+        )
+        serving_dir = (
+            resolve_path(spec.push.serving_dir, base_dir) if spec.push.serving_dir else os.path.join(root, "serving")
+        )
+        return cls(
+            spec=spec,
+            spec_file=os.path.abspath(spec_file),
+            root=root,
+            data_path=resolve_path(spec.data.path, base_dir),
+            schema_path=resolve_path(spec.schema, base_dir) if spec.schema else None,
+            serving_dir=serving_dir,
+            model_name=spec.push.model_name or spec.pipeline.name,
+        )

@@ -1,0 +1,142 @@
+"""Turns plain YAML data into typed, frozen dataclasses, collecting every problem.
+
+The dataclasses in `pipelines.spec.models` are the schema: their field types
+(`int`, `float`, `str`, `bool`, `Literal[...]`, `Optional[...]`, `list[...]`,
+`dict[str, ...]` and nested dataclasses) say what each key accepts, and their
+defaults say what may be left out. Unknown keys are errors with a
+did-you-mean suggestion.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import Any, Literal, Union
+
+from pipelines.spec.errors import did_you_mean
+from pipelines.spec.yaml_source import YamlSource, join_path
+
+__all__ = ["build", "Invalid"]
+
+
+class Invalid(Exception):
+    """Internal marker: this value had a problem that is already recorded."""
+
+
+_TYPE_WORDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}` (true/false)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"`{value}` ({type(value).__name__})"
+
+
+class _Builder:
+    def __init__(self, source: YamlSource):
+        self.source = source
+        self.problems = []
+
+    def fail(self, path: str, message: str) -> typing.NoReturn:
+        self.problems.append(self.source.problem(path, message))
+        raise Invalid()
+
+    def value(self, tp: Any, value: Any, path: str) -> Any:
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if origin in (Union, types.UnionType):
+            if value is None and type(None) in args:
+                return None
+            inner = [a for a in args if a is not type(None)]
+            if len(inner) == 1:
+                return self.value(inner[0], value, path)
+            for option in inner:
+                try:
+                    return _Builder(self.source).value(option, value, path)
+                except Invalid:
+                    continue
+            words = " or ".join(_TYPE_WORDS.get(a, getattr(a, "__name__", str(a))) for a in inner)
+            self.fail(path, f"expected {words}. Received: {_describe(value)}.")
+        if origin is Literal:
+            if value not in args:
+                choices = ", ".join(f"`{a}`" for a in args)
+                hint = did_you_mean(str(value), [str(a) for a in args])
+                self.fail(path, f"expected one of {choices}. Received: {_describe(value)}.{hint}")
+            return value
+        if origin is list:
+            if not isinstance(value, list):
+                self.fail(path, f"expected a list. Received: {_describe(value)}.")
+            return tuple(self.collect(args[0], item, join_path(path, i)) for i, item in enumerate(value))
+        if origin is dict:
+            if not isinstance(value, dict):
+                self.fail(path, f"expected a mapping. Received: {_describe(value)}.")
+            return {str(k): self.collect(args[1], v, join_path(path, k)) for k, v in value.items()}
+        if dataclasses.is_dataclass(tp):
+            return self.dataclass(tp, value, path)
+        if tp is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if tp is Any:
+            return value
+        if not isinstance(value, tp) or (tp is int and isinstance(value, bool)):
+            self.fail(path, f"expected {_TYPE_WORDS.get(tp, tp.__name__)}. Received: {_describe(value)}.")
+        return value
+
+    def collect(self, tp: Any, value: Any, path: str) -> Any:
+        """Like `value`, but records a problem and goes on instead of stopping."""
+        try:
+            return self.value(tp, value, path)
+        except Invalid:
+            return None
+
+    def dataclass(self, cls: type, value: Any, path: str) -> Any:
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            self.fail(path, f"expected a mapping of settings. Received: {_describe(value)}.")
+        hints = typing.get_type_hints(cls)
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+        kwargs: dict[str, Any] = {}
+        broken = False
+        for key in value:
+            if key not in fields:
+                hint = did_you_mean(str(key), fields)
+                known = ", ".join(f"`{k}`" for k in fields)
+                self.problems.append(
+                    self.source.problem(
+                        join_path(path, key),
+                        f"unknown key `{key}`.{hint} Expected one of: {known}. Remove or rename it.",
+                    )
+                )
+                broken = True
+        for name, field in fields.items():
+            child = join_path(path, name)
+            if name not in value:
+                missing = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+                if missing:
+                    self.problems.append(self.source.problem(child, f"`{name}` is required. Add it under `{path or 'the top level'}`."))
+                    broken = True
+                continue
+            try:
+                kwargs[name] = self.value(hints[name], value[name], child)
+            except Invalid:
+                broken = True
+        if broken:
+            raise Invalid()
+        try:
+            return cls(**kwargs)
+        except ValueError as err:
+            self.fail(path, str(err))
+
+
+def build(cls: type, source: YamlSource) -> tuple[Any, list]:
+    """Builds `cls` from `source.data`. Returns (object or None, problems)."""
+    builder = _Builder(source)
+    result = builder.collect(cls, source.data, "")
+    return result, builder.problems

@@ -1,10 +1,12 @@
 """The tf.data input pipeline: built to keep the trainer busy.
 
-Order of operations: files are read in parallel (interleave), serialized
-records are cached in memory when the split fits `cache_budget_bytes`,
-shuffled, repeated, batched, then parsed in one vectorised `parse_example`
-per batch, optionally transformed with the tf.Transform graph on the fly,
-and prefetched. Training order is non-deterministic (faster); evaluation is
+Order of operations: files are read in parallel (interleave); records are
+parsed in one vectorised `parse_example` per batch and, when transformed
+examples are not materialised, transformed with the tf.Transform graph. When
+the split fits `cache_budget_bytes`, that happens once, in batches of 1024,
+and the model-ready rows are cached in memory before shuffle/repeat/batch;
+otherwise each training batch is parsed and transformed on its way. Then
+prefetch. Training order is non-deterministic (faster); evaluation is
 deterministic. With several workers, files (or, when too few, records) are
 sharded by the distribution strategy's auto-shard policy.
 """
@@ -17,6 +19,8 @@ from typing import Callable, Optional, Sequence
 import tensorflow as tf
 
 __all__ = ["InputOptions", "make_dataset", "list_files", "total_bytes"]
+
+_PREPARE_BATCH = 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,13 +87,7 @@ def make_dataset(
         num_parallel_calls=tf.data.AUTOTUNE,
         deterministic=deterministic,
     )
-    if total_bytes(files) * (4 if compression else 1) <= options.cache_budget_bytes:
-        dataset = dataset.cache()
-    if options.shuffle:
-        dataset = dataset.shuffle(options.shuffle_buffer, seed=options.seed, reshuffle_each_iteration=True)
-    if options.repeat:
-        dataset = dataset.repeat()
-    dataset = dataset.batch(options.batch_size, drop_remainder=options.repeat)
+    fits_in_memory = total_bytes(files) * (4 if compression else 1) <= options.cache_budget_bytes
 
     def parse(serialized: tf.Tensor):
         features = tf.io.parse_example(serialized, feature_spec)
@@ -99,7 +97,17 @@ def make_dataset(
         keys = feature_keys if feature_keys is not None else [k for k in features if k != label_key]
         return {k: features[k] for k in keys}, label
 
-    dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic)
+    if fits_in_memory:
+        # Parse (and transform) each record once, in large batches, and keep
+        # the model-ready rows in memory; later epochs only shuffle and batch.
+        dataset = dataset.batch(_PREPARE_BATCH).map(parse, num_parallel_calls=tf.data.AUTOTUNE).unbatch().cache()
+    if options.shuffle:
+        dataset = dataset.shuffle(options.shuffle_buffer, seed=options.seed, reshuffle_each_iteration=True)
+    if options.repeat:
+        dataset = dataset.repeat()
+    dataset = dataset.batch(options.batch_size, drop_remainder=options.repeat)
+    if not fits_in_memory:
+        dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic)
     options_tf = tf.data.Options()
     options_tf.deterministic = deterministic
     options_tf.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.AUTO

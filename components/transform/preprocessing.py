@@ -53,7 +53,8 @@ def present_mask(value: tf.Tensor | tf.SparseTensor) -> tf.Tensor:
 
 def _numeric(value: tf.Tensor) -> tf.Tensor:
     if value.dtype == tf.string:
-        return tf.strings.to_number(value, tf.float32)
+        # A column with no values at all is inferred as text by SchemaGen.
+        return tf.strings.to_number(tf.where(value == "", "0", value), tf.float32)
     return tf.cast(value, tf.float32)
 
 

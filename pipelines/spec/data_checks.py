@@ -32,6 +32,7 @@ class DataProfile:
     columns: tuple[str, ...]
     numeric: frozenset[str]
     rows: int
+    empty: frozenset[str] = frozenset()
 
 
 def list_data_files(path: str, data_format: str | None) -> tuple[list[str], str]:
@@ -87,6 +88,7 @@ def profile_csv(files: list[str]) -> DataProfile:
     """
     header: list[str] | None = None
     text_columns: set[str] = set()
+    filled_columns: set[str] = set()
     rows = 0
     for path in files:
         try:
@@ -115,8 +117,10 @@ def profile_csv(files: list[str]) -> DataProfile:
                         bad_rows.append((reader.line_num, len(row)))
                         continue
                     for column, value in zip(header, row):
-                        if value and column not in text_columns and not _is_number(value):
-                            text_columns.add(column)
+                        if value:
+                            filled_columns.add(column)
+                            if column not in text_columns and not _is_number(value):
+                                text_columns.add(column)
                 if bad_rows:
                     shown = ", ".join(f"line {line} has {count}" for line, count in bad_rows[:_MAX_REPORTED_ROWS])
                     more = f" (and {len(bad_rows) - _MAX_REPORTED_ROWS} more)" if len(bad_rows) > _MAX_REPORTED_ROWS else ""
@@ -132,7 +136,9 @@ def profile_csv(files: list[str]) -> DataProfile:
         except csv.Error as err:
             raise DataProblem(f"{path}: CSV error ({err}). Fix the quoting in the file.") from None
     assert header is not None
-    return DataProfile(tuple(files), "csv", tuple(header), frozenset(set(header) - text_columns), rows)
+    return DataProfile(
+        tuple(files), "csv", tuple(header), frozenset(set(header) - text_columns), rows, frozenset(set(header) - filled_columns)
+    )
 
 
 def profile_tfrecord(files: list[str], max_records: int = 200) -> DataProfile:

@@ -72,6 +72,8 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
         path = f"features.{name}"
         if name not in columns:
             yield ctx.problem(path, f"column `{name}` is not in the data ({ctx.profile.files[0]}).{did_you_mean(name, columns)} Columns: {', '.join(columns)}.")
+        elif name in ctx.profile.empty:
+            yield ctx.problem(path, f"column `{name}` has no values in {ctx.profile.files[0]}. Remove the feature or fix the data.")
         elif feature.transform in _NUMERIC_TRANSFORMS and name not in ctx.profile.numeric:
             yield ctx.problem(
                 f"{path}.transform",

@@ -1,0 +1,24 @@
+"""Installs the framework's packages: pipelines, components, serving.
+
+Exact dependency versions are pinned in requirements.lock (see the README);
+`make setup` installs from it. The ranges below say what the code needs.
+"""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="yaml-tfx",
+    version="0.1.0",
+    description="Declarative TFX pipelines: one YAML file from raw data to TensorFlow Serving.",
+    python_requires=">=3.10,<3.11",
+    packages=find_packages(include=["pipelines*", "components*", "serving*"]),
+    package_data={"pipelines": ["examples/*.yaml"]},
+    install_requires=[
+        "tfx==1.16.0",
+        "dill",
+        "pyyaml>=6",
+        "aiohttp>=3.9",
+        "prometheus-client>=0.17",
+    ],
+    extras_require={"dev": ["pytest", "ruff"]},
+)

@@ -15,7 +15,7 @@ import datetime
 import os
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from pipelines.runners import fingerprint
 from pipelines.spec import ResolvedSpec, load_spec, parse_spec
@@ -83,7 +83,11 @@ def run(resolved: ResolvedSpec, force: bool = False, hooks: Sequence[object] | N
     from pipelines.runners.progress import ProgressPrinter
     from pipelines.runners.summary import format_summary, summarize
 
-    print(f"Pipeline {resolved.name}: {len(resolved.data_files)} data file(s), root {resolved.root}", file=stream, flush=True)
+    print(
+        f"Pipeline {resolved.name}: {len(resolved.data_files)} data file(s), root {resolved.root}",
+        file=stream,
+        flush=True,
+    )
     tfx_pipeline = compile(resolved)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     log_file = os.path.join(resolved.log_dir, f"run-{stamp}.log")

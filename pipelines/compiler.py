@@ -85,7 +85,12 @@ def _thresholds(resolved: ResolvedSpec) -> dict:
         higher = gate.higher_is_better
         if higher is None:
             higher = metric_table.higher_is_better(name)
-        result[name] = {"min": gate.min, "max": gate.max, "max_regression": gate.max_regression, "higher_is_better": higher}
+        result[name] = {
+            "min": gate.min,
+            "max": gate.max,
+            "max_regression": gate.max_regression,
+            "higher_is_better": higher,
+        }
     return result
 
 

@@ -1,7 +1,7 @@
 """Runs a pipeline spec end to end on this machine.
 
-    python pipelines/run_local.py                # the bundled Chicago taxi example
-    python pipelines/run_local.py FILE.yaml      # any spec
+python pipelines/run_local.py                # the bundled Chicago taxi example
+python pipelines/run_local.py FILE.yaml      # any spec
 """
 
 from __future__ import annotations

@@ -5,8 +5,6 @@ step reads them and fails with one line per anomaly, before Transform and
 Trainer spend any time; the anomalies artifact itself stays published.
 """
 
-
-
 import os
 
 from tfx.dsl.component.experimental.annotations import InputArtifact

@@ -36,7 +36,9 @@ def build_eval_config(
                 allowed = gate["max_regression"] + 1e-10
                 threshold.change_threshold.CopyFrom(
                     tfma.GenericChangeThreshold(
-                        direction=tfma.MetricDirection.HIGHER_IS_BETTER if higher else tfma.MetricDirection.LOWER_IS_BETTER,
+                        direction=tfma.MetricDirection.HIGHER_IS_BETTER
+                        if higher
+                        else tfma.MetricDirection.LOWER_IS_BETTER,
                         absolute={"value": -allowed if higher else allowed},
                     )
                 )

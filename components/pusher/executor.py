@@ -12,7 +12,7 @@ import hashlib
 import os
 import shutil
 import time
-from typing import Any, Dict, List
+from typing import Any
 
 from absl import logging
 from tfx import types
@@ -79,7 +79,12 @@ def push_atomically(model_dir: str, base: str) -> tuple[str, bool]:
 class Executor(tfx_pusher_executor.Executor):
     """Pushes a blessed model to a filesystem destination, atomically."""
 
-    def Do(self, input_dict: Dict[str, List[types.Artifact]], output_dict: Dict[str, List[types.Artifact]], exec_properties: Dict[str, Any]) -> None:
+    def Do(
+        self,
+        input_dict: dict[str, list[types.Artifact]],
+        output_dict: dict[str, list[types.Artifact]],
+        exec_properties: dict[str, Any],
+    ) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
         model_push = artifact_utils.get_single_instance(output_dict[standard_component_specs.PUSHED_MODEL_KEY])
         if not self.CheckBlessing(input_dict):

@@ -9,7 +9,7 @@ keeps a rerun's inputs identical, so every step is served from cache.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Optional
 
 from tfx import types
 from tfx.dsl.components.common import resolver
@@ -25,7 +25,9 @@ BLESSING_KEY = "model_blessing"
 class LatestBlessedBaselineStrategy(resolver.ResolverStrategy):
     """Resolves {model, model_blessing} of the latest blessed non-candidate model."""
 
-    def resolve_artifacts(self, store, input_dict: Dict[str, List[types.Artifact]]) -> Optional[Dict[str, List[types.Artifact]]]:
+    def resolve_artifacts(
+        self, store, input_dict: dict[str, list[types.Artifact]]
+    ) -> Optional[dict[str, list[types.Artifact]]]:
         candidates = {a.id for a in input_dict.get(CANDIDATE_KEY, [])}
         models = sorted(input_dict.get(MODEL_KEY, []), key=lambda a: a.id, reverse=True)
         blessed = {

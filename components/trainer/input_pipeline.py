@@ -14,7 +14,8 @@ sharded by the distribution strategy's auto-shard policy.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Optional
 
 import tensorflow as tf
 

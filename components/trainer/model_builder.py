@@ -7,7 +7,8 @@ for the deep part and one-hot encoded for the wide (linear) part.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import tensorflow as tf
 
@@ -32,9 +33,7 @@ def load_user_builder(reference: str) -> Callable[..., tf.keras.Model]:
         ) from None
 
 
-def build_model(
-    config: TransformConfig, model: dict[str, Any], vocabulary_sizes: dict[str, int]
-) -> tf.keras.Model:
+def build_model(config: TransformConfig, model: dict[str, Any], vocabulary_sizes: dict[str, int]) -> tf.keras.Model:
     """Builds the model the spec declares (not compiled).
 
     Args:
@@ -47,7 +46,9 @@ def build_model(
         for name, f in config.features.items()
     }
     if model.get("build_model"):
-        return load_user_builder(model["build_model"])(feature_specs=config.features, label=config.label_name, config=model)
+        return load_user_builder(model["build_model"])(
+            feature_specs=config.features, label=config.label_name, config=model
+        )
 
     numeric, embedded, wide = [], [], []
     for name, feature in config.features.items():

@@ -33,7 +33,7 @@ class TransformConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TransformConfig":
+    def from_dict(cls, data: dict[str, Any]) -> TransformConfig:
         fields = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in fields})
 

@@ -8,7 +8,8 @@ accepted: column names, numbers, `+ - * /`, unary minus, comparisons,
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 __all__ = ["ExpressionError", "parse", "column_names", "evaluate"]
 
@@ -25,7 +26,9 @@ def parse(text: str) -> ast.expr:
     try:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError as err:
-        raise ExpressionError(f"`{text}` is not a valid expression ({err.msg}). Example: `tips > 0.2 * fare`.") from None
+        raise ExpressionError(
+            f"`{text}` is not a valid expression ({err.msg}). Example: `tips > 0.2 * fare`."
+        ) from None
     for node in ast.walk(tree):
         allowed = (
             ast.Name,
@@ -57,9 +60,14 @@ def parse(text: str) -> ast.expr:
 def column_names(text: str) -> list[str]:
     """The column names an expression reads, in order of first use."""
     seen: dict[str, None] = {}
-    for node in ast.walk(parse(text)):
+
+    def visit(node: ast.AST) -> None:
         if isinstance(node, ast.Name):
             seen.setdefault(node.id, None)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(parse(text))
     return list(seen)
 
 
@@ -70,17 +78,27 @@ def evaluate(text: str, columns: Mapping[str, Any], ops: Mapping[str, Callable[.
     not, and `cast` (boolean -> number).
     """
 
+    def number(node: ast.expr) -> Any:
+        """A comparison used in arithmetic counts as 1/0."""
+        value = visit(node)
+        if isinstance(node, (ast.Compare, ast.BoolOp)) or (
+            isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+        ):
+            return ops["cast"](value)
+        return value
+
     def visit(node: ast.expr) -> Any:
         if isinstance(node, ast.Name):
             return columns[node.id]
         if isinstance(node, ast.Constant):
             return float(node.value)
         if isinstance(node, ast.UnaryOp):
-            value = visit(node.operand)
-            return ops["neg"](value) if isinstance(node.op, ast.USub) else ops["not"](value)
+            if isinstance(node.op, ast.USub):
+                return ops["neg"](number(node.operand))
+            return ops["not"](visit(node.operand))
         if isinstance(node, ast.BinOp):
             name = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}[type(node.op)]
-            return ops[name](visit(node.left), visit(node.right))
+            return ops[name](number(node.left), number(node.right))
         if isinstance(node, ast.Compare):
             name = {ast.Gt: "gt", ast.GtE: "ge", ast.Lt: "lt", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}[
                 type(node.ops[0])

@@ -25,9 +25,7 @@ skip_autograph_for_tf_keras()
 def _as_dense(value: tf.Tensor | tf.SparseTensor, default: Any) -> tf.Tensor:
     if isinstance(value, tf.SparseTensor):
         dense_shape = [value.dense_shape[0], 1]
-        value = tf.sparse.to_dense(
-            tf.SparseTensor(value.indices, value.values, dense_shape), default_value=default
-        )
+        value = tf.sparse.to_dense(tf.SparseTensor(value.indices, value.values, dense_shape), default_value=default)
     return tf.reshape(value, [-1])
 
 
@@ -101,6 +99,7 @@ _EXPRESSION_OPS = {
     "and": tf.logical_and,
     "or": tf.logical_or,
     "not": tf.logical_not,
+    "cast": lambda value: tf.cast(value, tf.float32),
 }
 
 

@@ -57,7 +57,11 @@ def run_fingerprint(resolved: ResolvedSpec) -> str:
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for package in _PACKAGES:
         _hash_tree(digest, os.path.join(here, package))
-    for path in (resolved.schema_path, _module_file(resolved.spec.transform.module), _module_file(resolved.spec.model.build_model)):
+    for path in (
+        resolved.schema_path,
+        _module_file(resolved.spec.transform.module),
+        _module_file(resolved.spec.model.build_model),
+    ):
         if path and os.path.isfile(path):
             with open(path, "rb") as handle:
                 digest.update(handle.read())

@@ -12,7 +12,8 @@ be added without breaking existing hooks:
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 __all__ = ["RunHooks", "HookList"]
 

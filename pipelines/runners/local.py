@@ -13,7 +13,7 @@ import datetime
 import logging
 import os
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from pipelines.runners.hooks import HookList
 
@@ -117,7 +117,9 @@ def run_pipeline(tfx_pipeline, log_file: str, hooks: Sequence[object] = ()) -> R
                 info = component_launcher.launch()
             except BaseException as error:
                 seconds = time.perf_counter() - step_started
-                hook_list.call("on_failure", component_id=node_id, index=index, total=total, seconds=seconds, error=error)
+                hook_list.call(
+                    "on_failure", component_id=node_id, index=index, total=total, seconds=seconds, error=error
+                )
                 logging.exception("Component %s failed.", node_id)
                 raise ComponentFailed(node_id, error, log_file) from error
             seconds = time.perf_counter() - step_started
@@ -140,7 +142,13 @@ def run_pipeline(tfx_pipeline, log_file: str, hooks: Sequence[object] = ()) -> R
         status = "succeeded"
     finally:
         seconds = time.perf_counter() - started
-        hook_list.call("after_run", pipeline_name=tfx_pipeline.pipeline_info.pipeline_name, run_id=run_id, status=status, seconds=seconds)
+        hook_list.call(
+            "after_run",
+            pipeline_name=tfx_pipeline.pipeline_info.pipeline_name,
+            run_id=run_id,
+            status=status,
+            seconds=seconds,
+        )
         logging.getLogger().removeHandler(handler)
         handler.close()
     return RunResult(tfx_pipeline.pipeline_info.pipeline_name, run_id, results, seconds, log_file)

@@ -23,8 +23,12 @@ class ProgressPrinter:
             self.stream.write(f"[{index}/{total}] {component_id:<{self.width}} running...\r")
             self.stream.flush()
 
-    def after_component(self, *, component_id: str, index: int, total: int, status: str, seconds: float, **_: Any) -> None:
+    def after_component(
+        self, *, component_id: str, index: int, total: int, status: str, seconds: float, **_: Any
+    ) -> None:
         self._print(f"[{index}/{total}] {component_id:<{self.width}} {status:<9} {seconds:6.1f}s")
 
-    def on_failure(self, *, component_id: str, index: int, total: int, seconds: float, error: BaseException, **_: Any) -> None:
+    def on_failure(
+        self, *, component_id: str, index: int, total: int, seconds: float, error: BaseException, **_: Any
+    ) -> None:
         self._print(f"[{index}/{total}] {component_id:<{self.width}} {'FAILED':<9} {seconds:6.1f}s")

@@ -71,7 +71,9 @@ def _evaluation(uri: str, summary: RunSummary) -> None:
     for failure in validation.metric_validations_per_slice:
         for failed in failure.failures:
             summary.reasons.append(
-                f"{failed.metric_key.name} = {failed.metric_value.double_value.value:.4f} fails {failed.metric_threshold}".replace("\n", " ")
+                f"{failed.metric_key.name} = {failed.metric_value.double_value.value:.4f} fails {failed.metric_threshold}".replace(
+                    "\n", " "
+                )
             )
     if validation.validation_ok:
         summary.reasons.append("all thresholds met")
@@ -123,7 +125,9 @@ def format_summary(summary: RunSummary, seconds: float, log_file: str) -> str:
             f"({summary.training.get('examples_per_second')} examples/s)"
         )
     if summary.pushed_path:
-        lines.append(f"Pushed: {summary.pushed_path}{'' if summary.new_version else ' (already there: no new version)'}")
+        lines.append(
+            f"Pushed: {summary.pushed_path}{'' if summary.new_version else ' (already there: no new version)'}"
+        )
     else:
         lines.append("Pushed: nothing")
     lines.append(f"Took {seconds:.1f}s. Full log: {log_file}")

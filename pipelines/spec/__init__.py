@@ -52,6 +52,8 @@ def load_spec(path: str, cwd: str | None = None) -> ResolvedSpec:
         'chicago_taxi'
     """
     if not os.path.isfile(path):
-        raise SpecError([SpecProblem("", f"spec file does not exist. Expected a YAML file. Received: {path}.", None, path)])
+        raise SpecError(
+            [SpecProblem("", f"spec file does not exist. Expected a YAML file. Received: {path}.", None, path)]
+        )
     with open(path, encoding="utf-8") as handle:
         return parse_spec(handle.read(), path, cwd=cwd)

@@ -67,8 +67,8 @@ def list_data_files(path: str, data_format: str | None) -> tuple[list[str], str]
 
 def _open_text(path: str):
     if path.endswith(".gz"):
-        return gzip.open(path, "rt", newline="", encoding="utf-8")
-    return open(path, newline="", encoding="utf-8")
+        return gzip.open(path, "rt", newline="", encoding="utf-8-sig")
+    return open(path, newline="", encoding="utf-8-sig")
 
 
 def _is_number(text: str) -> bool:
@@ -93,7 +93,7 @@ def profile_csv(files: list[str]) -> DataProfile:
     for path in files:
         try:
             with _open_text(path) as handle:
-                reader = csv.reader(handle)
+                reader = csv.reader(handle, strict=True)
                 try:
                     file_header = next(reader)
                 except StopIteration:
@@ -110,10 +110,10 @@ def profile_csv(files: list[str]) -> DataProfile:
                 bad_rows = []
                 file_rows = 0
                 for row in reader:
+                    if not row:
+                        continue
                     file_rows += 1
                     if len(row) != len(header):
-                        if not row:
-                            continue
                         bad_rows.append((reader.line_num, len(row)))
                         continue
                     for column, value in zip(header, row):
@@ -123,7 +123,11 @@ def profile_csv(files: list[str]) -> DataProfile:
                                 text_columns.add(column)
                 if bad_rows:
                     shown = ", ".join(f"line {line} has {count}" for line, count in bad_rows[:_MAX_REPORTED_ROWS])
-                    more = f" (and {len(bad_rows) - _MAX_REPORTED_ROWS} more)" if len(bad_rows) > _MAX_REPORTED_ROWS else ""
+                    more = (
+                        f" (and {len(bad_rows) - _MAX_REPORTED_ROWS} more)"
+                        if len(bad_rows) > _MAX_REPORTED_ROWS
+                        else ""
+                    )
                     raise DataProblem(
                         f"{path}: {len(bad_rows)} malformed row(s): expected {len(header)} fields like the header; "
                         f"{shown}{more}. Fix or remove those rows."
@@ -137,7 +141,12 @@ def profile_csv(files: list[str]) -> DataProfile:
             raise DataProblem(f"{path}: CSV error ({err}). Fix the quoting in the file.") from None
     assert header is not None
     return DataProfile(
-        tuple(files), "csv", tuple(header), frozenset(set(header) - text_columns), rows, frozenset(set(header) - filled_columns)
+        tuple(files),
+        "csv",
+        tuple(header),
+        frozenset(set(header) - text_columns),
+        rows,
+        frozenset(set(header) - filled_columns),
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 __all__ = ["SpecProblem", "SpecError", "did_you_mean"]
 

@@ -18,9 +18,14 @@ def resolve_path(path: str, base_dir: str) -> str:
     `~` to the home folder, relative paths against `base_dir`."""
     if path.startswith(_PACKAGE_SCHEME):
         package, _, rest = path[len(_PACKAGE_SCHEME) :].partition("/")
-        found = importlib.util.find_spec(package)
-        if found is None or not found.submodule_search_locations:
-            return os.path.join(f"<package {package} not installed>", rest)
+        try:
+            found = importlib.util.find_spec(package) if package else None
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            return os.path.join(f"<package `{package}` is not installed>", rest)
+        if not found.submodule_search_locations:
+            return os.path.join(f"<`{package}` is a module, not a package>", rest)
         return os.path.join(list(found.submodule_search_locations)[0], rest)
     path = os.path.expanduser(path)
     return os.path.abspath(os.path.join(base_dir, path))
@@ -59,7 +64,7 @@ class ResolvedSpec:
         return os.path.join(self.root, "logs")
 
     @classmethod
-    def from_spec(cls, spec: PipelineSpec, spec_file: str, cwd: str | None = None) -> "ResolvedSpec":
+    def from_spec(cls, spec: PipelineSpec, spec_file: str, cwd: str | None = None) -> ResolvedSpec:
         base_dir = os.path.dirname(os.path.abspath(spec_file))
         cwd = cwd or os.getcwd()
         root = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from components.transform import label_expression
 from pipelines.spec import metrics as metric_table
@@ -41,16 +41,21 @@ class CheckContext:
 
 
 def rule_names(ctx: CheckContext) -> Iterator[SpecProblem]:
-    for path, value in (("pipeline.name", ctx.spec.pipeline.name), ("push.model_name", ctx.resolved.model_name)):
-        if not _NAME.match(value):
-            yield ctx.problem(path, f"`{value}` is not a usable name. Use letters, digits, `_`, `.`, `-`, starting with a letter.")
+    for path, value in (("pipeline.name", ctx.spec.pipeline.name), ("push.model_name", ctx.spec.push.model_name)):
+        if value is not None and not _NAME.match(value):
+            yield ctx.problem(
+                path, f"`{value}` is not a usable name. Use letters, digits, `_`, `.`, `-`, starting with a letter."
+            )
 
 
 def rule_splits(ctx: CheckContext) -> Iterator[SpecProblem]:
     splits = ctx.spec.data.splits
     for required in ("train", "eval"):
         if required not in splits:
-            yield ctx.problem("data.splits", f"a `{required}` split is required. Received splits: {sorted(splits)}. Add `{required}: <weight>`.")
+            yield ctx.problem(
+                "data.splits",
+                f"a `{required}` split is required. Received splits: {sorted(splits)}. Add `{required}: <weight>`.",
+            )
     for name, weight in splits.items():
         if weight < 1:
             yield ctx.problem(f"data.splits.{name}", f"split weights must be at least 1. Received: {name}={weight}.")
@@ -71,9 +76,14 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
     for name, feature in ctx.spec.features.items():
         path = f"features.{name}"
         if name not in columns:
-            yield ctx.problem(path, f"column `{name}` is not in the data ({ctx.profile.files[0]}).{did_you_mean(name, columns)} Columns: {', '.join(columns)}.")
+            yield ctx.problem(
+                path,
+                f"column `{name}` is not in the data ({ctx.profile.files[0]}).{did_you_mean(name, columns)} Columns: {', '.join(columns)}.",
+            )
         elif name in ctx.profile.empty:
-            yield ctx.problem(path, f"column `{name}` has no values in {ctx.profile.files[0]}. Remove the feature or fix the data.")
+            yield ctx.problem(
+                path, f"column `{name}` has no values in {ctx.profile.files[0]}. Remove the feature or fix the data."
+            )
         elif feature.transform in _NUMERIC_TRANSFORMS and name not in ctx.profile.numeric:
             yield ctx.problem(
                 f"{path}.transform",
@@ -106,7 +116,10 @@ def rule_label(ctx: CheckContext) -> Iterator[SpecProblem]:
     if label.name in ctx.spec.features:
         yield ctx.problem("label.name", f"label name `{label.name}` is also a feature. Give the label its own name.")
     if label.column is not None and label.column in ctx.spec.features:
-        yield ctx.problem("label.column", f"the label column `{label.column}` is also listed as a feature: that leaks the answer. Remove it from `features`.")
+        yield ctx.problem(
+            "label.column",
+            f"the label column `{label.column}` is also listed as a feature: that leaks the answer. Remove it from `features`.",
+        )
     if not ctx.spec.features:
         yield ctx.problem("features", "no features declared. Add at least one column under `features`.")
 
@@ -117,7 +130,10 @@ def rule_metrics(ctx: CheckContext) -> Iterator[SpecProblem]:
     declared = ctx.spec.evaluation.metrics
     for i, name in enumerate(declared):
         if name not in allowed:
-            yield ctx.problem(f"evaluation.metrics[{i}]", f"unknown metric `{name}` for a {task} label.{did_you_mean(name, allowed)} Expected one of: {', '.join(allowed)}.")
+            yield ctx.problem(
+                f"evaluation.metrics[{i}]",
+                f"unknown metric `{name}` for a {task} label.{did_you_mean(name, allowed)} Expected one of: {', '.join(allowed)}.",
+            )
     for name in ctx.spec.evaluation.thresholds:
         if name not in declared:
             yield ctx.problem(
@@ -129,15 +145,23 @@ def rule_metrics(ctx: CheckContext) -> Iterator[SpecProblem]:
 def rule_model(ctx: CheckContext) -> Iterator[SpecProblem]:
     units = ctx.spec.model.hidden_units
     if ctx.spec.model.build_model is None and (not units or min(units) < 1):
-        yield ctx.problem("model.hidden_units", f"expected a list of layer widths, each at least 1. Received: {list(units)}.")
+        yield ctx.problem(
+            "model.hidden_units", f"expected a list of layer widths, each at least 1. Received: {list(units)}."
+        )
     if ctx.spec.model.type == "wide_and_deep" and ctx.spec.model.build_model is None:
         if not any(f.categorical for f in ctx.spec.features.values()):
-            yield ctx.problem("model.type", "`wide_and_deep` needs at least one categorical feature (vocabulary, bucketize, hash, categorical). Use `type: dnn`.")
+            yield ctx.problem(
+                "model.type",
+                "`wide_and_deep` needs at least one categorical feature (vocabulary, bucketize, hash, categorical). Use `type: dnn`.",
+            )
 
 
 def rule_modules(ctx: CheckContext) -> Iterator[SpecProblem]:
     """User functions are `pkg.module:function` and their module can be found."""
-    for path, ref in (("transform.module", ctx.spec.transform.module), ("model.build_model", ctx.spec.model.build_model)):
+    for path, ref in (
+        ("transform.module", ctx.spec.transform.module),
+        ("model.build_model", ctx.spec.model.build_model),
+    ):
         if ref is None:
             continue
         if not _DOTTED.match(ref):
@@ -149,12 +173,17 @@ def rule_modules(ctx: CheckContext) -> Iterator[SpecProblem]:
         except (ImportError, ValueError):
             found = None
         if found is None:
-            yield ctx.problem(path, f"module `{module}` cannot be imported. Install it, or run from the folder that holds it.")
+            yield ctx.problem(
+                path, f"module `{module}` cannot be imported. Install it, or run from the folder that holds it."
+            )
 
 
 def rule_schema(ctx: CheckContext) -> Iterator[SpecProblem]:
     if ctx.resolved.schema_path is not None and not os.path.isfile(ctx.resolved.schema_path):
-        yield ctx.problem("schema", f"schema file {ctx.resolved.schema_path} does not exist. Fix the path or remove `schema` to infer one.")
+        yield ctx.problem(
+            "schema",
+            f"schema file {ctx.resolved.schema_path} does not exist. Fix the path or remove `schema` to infer one.",
+        )
 
 
 RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [

@@ -120,7 +120,9 @@ class _Builder:
             if name not in value:
                 missing = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
                 if missing:
-                    self.problems.append(self.source.problem(child, f"`{name}` is required. Add it under `{path or 'the top level'}`."))
+                    self.problems.append(
+                        self.source.problem(child, f"`{name}` is required. Add it under `{path or 'the top level'}`.")
+                    )
                     broken = True
                 continue
             try:

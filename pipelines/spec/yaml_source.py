@@ -47,16 +47,31 @@ class YamlSource:
         return SpecProblem(path=path, message=message, line=self.line_of(path), file=self.file)
 
 
-def _to_python(node: yaml.Node, path: str, lines: dict[str, int], file: str) -> Any:
-    lines[path] = node.start_mark.line + 1
+_STANDARD_TAGS = ("tag:yaml.org,2002:",)
+_UNSAFE_TAG_PREFIX = "tag:yaml.org,2002:python/"
+
+
+def _to_python(node: yaml.Node, path: str, lines: dict[str, int], file: str, line: int | None = None) -> Any:
+    """Converts a composed node; `line` is where its key stands (for sections)."""
+    lines[path] = line or node.start_mark.line + 1
+    if not node.tag.startswith(_STANDARD_TAGS) or node.tag.startswith(_UNSAFE_TAG_PREFIX):
+        raise SpecError(
+            [
+                SpecProblem(
+                    path,
+                    f"tag `{node.tag}` is not allowed: a spec holds plain YAML values only. Remove the tag.",
+                    node.start_mark.line + 1,
+                    file,
+                )
+            ]
+        )
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = yaml.SafeLoader.construct_scalar(_SCALAR_LOADER, key_node)
+            key_line = key_node.start_mark.line + 1
             if not isinstance(key_node, yaml.ScalarNode):
-                raise SpecError(
-                    [SpecProblem(path, "a mapping key must be a plain word.", key_node.start_mark.line + 1, file)]
-                )
+                raise SpecError([SpecProblem(path, "a mapping key must be a plain word.", key_line, file)])
+            key = yaml.SafeLoader.construct_scalar(_SCALAR_LOADER, key_node)
             child = join_path(path, key)
             if key in result:
                 raise SpecError(
@@ -64,16 +79,21 @@ def _to_python(node: yaml.Node, path: str, lines: dict[str, int], file: str) -> 
                         SpecProblem(
                             child,
                             f"duplicate key `{key}` (first given on line {lines[child]}). Keep only one of them.",
-                            key_node.start_mark.line + 1,
+                            key_line,
                             file,
                         )
                     ]
                 )
-            result[key] = _to_python(value_node, child, lines, file)
+            result[key] = _to_python(value_node, child, lines, file, line=key_line)
         return result
     if isinstance(node, yaml.SequenceNode):
         return [_to_python(item, join_path(path, i), lines, file) for i, item in enumerate(node.value)]
-    return _SCALAR_LOADER.construct_object(node, deep=True)
+    try:
+        return _SCALAR_LOADER.construct_object(node, deep=True)
+    except yaml.YAMLError as err:
+        raise SpecError(
+            [SpecProblem(path, f"this value cannot be read: {err}.", node.start_mark.line + 1, file)]
+        ) from None
 
 
 _SCALAR_LOADER = yaml.SafeLoader("")

@@ -9,27 +9,14 @@ depends on it only. The pushed model is loaded and predicts on raw rows.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
-from conftest import REPO, taxi_spec, write_spec
 from mlmd_queries import executions_after, max_execution_id
+from taxi_fixtures import run_cli, taxi_spec, write_spec
 
 pytestmark = pytest.mark.e2e
 
 UPSTREAM = ["ExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator", "DataGate", "Transform"]
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run(
-        [sys.executable, os.path.join(REPO, "pipelines", "run_local.py"), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
 
 
 def pushed_versions(serving_dir: str) -> list[str]:
@@ -40,7 +27,9 @@ def pushed_versions(serving_dir: str) -> list[str]:
 @pytest.fixture(scope="module")
 def first_run(taxi_sample_csv, tmp_path_factory):
     root = tmp_path_factory.mktemp("e2e_root")
-    spec = taxi_spec(taxi_sample_csv, str(root / "run"), pipeline={"name": "taxi_sample"}, push={"model_name": "taxi_sample"})
+    spec = taxi_spec(
+        taxi_sample_csv, str(root / "run"), pipeline={"name": "taxi_sample"}, push={"model_name": "taxi_sample"}
+    )
     spec_file = write_spec(root / "spec.yaml", spec)
     completed = run_cli(spec_file)
     assert completed.returncode == 0, completed.stdout + completed.stderr
@@ -86,7 +75,14 @@ def test_pushed_model_predicts_on_raw_rows(first_run, taxi_sample_csv):
                 continue
             if name in ("payment_type", "company"):
                 feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
-            elif name in ("fare", "trip_miles", "pickup_latitude", "pickup_longitude", "dropoff_latitude", "dropoff_longitude"):
+            elif name in (
+                "fare",
+                "trip_miles",
+                "pickup_latitude",
+                "pickup_longitude",
+                "dropoff_latitude",
+                "dropoff_longitude",
+            ):
                 feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(value)]))
             else:
                 feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=[int(float(value))]))

@@ -1,0 +1,55 @@
+"""Helpers shared by tests: the taxi data, a spec writer and the CLI runner.
+
+A plain module (not conftest.py) so tests can import it by a name that is
+unique: every conftest.py outside a package is imported as `conftest`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TAXI_CSV = os.path.join(
+    os.path.dirname(importlib.util.find_spec("tfx").origin), "examples/chicago_taxi_pipeline/data/simple/data.csv"
+)
+
+
+def taxi_spec(data_path: str, root: str, **sections) -> dict:
+    """The bundled example's spec, pointed at `data_path`, with fewer steps."""
+    with open(os.path.join(REPO, "pipelines/examples/chicago_taxi.yaml"), encoding="utf-8") as handle:
+        spec = yaml.safe_load(handle)
+    spec["pipeline"]["root"] = root
+    spec["data"]["path"] = data_path
+    # One row in the whole taxi file has a pickup census tract.
+    del spec["features"]["pickup_census_tract"]
+    spec["training"].update(train_steps=200, eval_steps=20, batch_size=64)
+    spec["evaluation"]["thresholds"] = {"binary_accuracy": {"min": 0.5}}
+    for name, value in sections.items():
+        if isinstance(value, dict):
+            spec.setdefault(name, {}).update(value)
+        else:
+            spec[name] = value
+    return spec
+
+
+def write_spec(path, spec: dict) -> str:
+    with open(path, "w", encoding="utf-8") as handle:
+        yaml.safe_dump(spec, handle, sort_keys=False)
+    return str(path)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """Runs `python pipelines/run_local.py ARGS` as a user would."""
+    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.run(
+        [sys.executable, os.path.join(REPO, "pipelines", "run_local.py"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )

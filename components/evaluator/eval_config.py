@@ -51,6 +51,9 @@ def build_eval_config(
                 label_key=label_key,
                 prediction_key=prediction_key,
                 preprocessing_function_names=["transform_features"],
+                # A fixed batch: Beam's adaptive batching starts at one row
+                # per model call, which dominates on small eval splits.
+                inference_batch_size=1024,
             )
         ],
         slicing_specs=[tfma.SlicingSpec()],

@@ -19,6 +19,7 @@ class RunSummary:
     blessed: bool | None = None
     reasons: list[str] = dataclasses.field(default_factory=list)
     metrics: dict[str, float] = dataclasses.field(default_factory=dict)
+    changes: dict[str, float] = dataclasses.field(default_factory=dict)
     pushed_path: str | None = None
     new_version: bool = False
     training: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -63,7 +64,8 @@ def _evaluation(uri: str, summary: RunSummary) -> None:
                 if key.key.model_name in ("", "candidate") and not key.key.HasField("sub_key"):
                     value = key.value
                     if value.HasField("double_value"):
-                        summary.metrics[key.key.name] = round(value.double_value.value, 4)
+                        target = summary.changes if key.key.is_diff else summary.metrics
+                        target[key.key.name] = round(value.double_value.value, 4)
         validation = tfma.load_validation_result(uri)
     except Exception as error:  # noqa: BLE001 - the summary must not fail the run
         summary.reasons.append(f"could not read the evaluation ({type(error).__name__}: {error})")
@@ -119,6 +121,8 @@ def format_summary(summary: RunSummary, seconds: float, log_file: str) -> str:
         lines.append(f"Model: {verdict} ({'; '.join(summary.reasons) or 'no reason recorded'})")
     if summary.metrics:
         lines.append("Metrics: " + ", ".join(f"{k}={v}" for k, v in sorted(summary.metrics.items())))
+    if summary.changes:
+        lines.append("Against the baseline: " + ", ".join(f"{k} {v:+.4f}" for k, v in sorted(summary.changes.items())))
     if summary.training:
         lines.append(
             f"Training: {summary.training.get('train_steps')} steps in {summary.training.get('seconds')}s "

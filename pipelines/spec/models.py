@@ -145,7 +145,22 @@ class ModelSpec:
 
 @dataclasses.dataclass(frozen=True)
 class TrainingSpec:
-    """Training settings: steps, batch size and optimiser."""
+    """Training settings: steps, batch size, optimiser, and how training is distributed.
+
+    `batch_size` is per replica (one GPU, or the CPU): one optimizer step uses
+    `batch_size x replicas x gradient_accumulation_steps` examples, and
+    `scale_learning_rate: true` multiplies `learning_rate` by
+    `replicas x gradient_accumulation_steps` (the linear scaling rule).
+    `strategy`: `auto` (multi_worker when TF_CONFIG names several tasks,
+    mirrored with several GPUs, else one_device), `one_device`, `mirrored`,
+    `multi_worker`. `gpus`: GPU indices to use (null: all visible).
+    `mixed_precision`: `auto` (float16 on GPUs of compute capability 7.0+,
+    else float32), `off`, `float16`, `bfloat16`. `xla` compiles the train step.
+    `checkpoint_every_steps` (null: off) lets a killed run resume;
+    `profile_steps: [first, last]` writes a profiler trace to TensorBoard;
+    `metrics_port` serves Prometheus metrics on 127.0.0.1 (null: off) and
+    `pushgateway_url` pushes them.
+    """
 
     train_steps: int = 1000
     eval_steps: int = 100
@@ -154,13 +169,59 @@ class TrainingSpec:
     optimizer: Literal["adam", "sgd", "rmsprop", "adagrad"] = "adam"
     steps_per_execution: int = 50
     seed: int = 0
+    strategy: Literal["auto", "one_device", "mirrored", "multi_worker"] = "auto"
+    gpus: Optional[list[int]] = None
+    gpu_memory_growth: bool = True
+    scale_learning_rate: bool = False
+    # YAML reads a bare `off` as false: both mean float32.
+    mixed_precision: Literal["auto", "off", "float16", "bfloat16", False] = "auto"
+    xla: bool = False
+    gradient_accumulation_steps: int = 1
+    cache_budget_mb: int = 1024
+    checkpoint_every_steps: Optional[int] = 500
+    profile_steps: Optional[list[int]] = None
+    metrics_port: Optional[int] = None
+    pushgateway_url: Optional[str] = None
 
     def __post_init__(self):
-        for name in ("train_steps", "eval_steps", "batch_size", "steps_per_execution"):
+        for name in ("train_steps", "eval_steps", "batch_size", "steps_per_execution", "gradient_accumulation_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"`{name}` must be at least 1. Received: {name}={getattr(self, name)}.")
         if self.learning_rate <= 0:
             raise ValueError(f"`learning_rate` must be above 0. Received: learning_rate={self.learning_rate}.")
+        if not isinstance(self.mixed_precision, str):
+            object.__setattr__(self, "mixed_precision", "off")
+        if self.gpus is not None and (any(i < 0 for i in self.gpus) or len(set(self.gpus)) != len(self.gpus)):
+            raise ValueError(
+                f"`gpus` must list distinct GPU indices, 0 or more. Received: gpus={list(self.gpus)}. "
+                "Fix the list, or write `gpus: null` for every visible GPU."
+            )
+        if self.cache_budget_mb < 0:
+            raise ValueError(
+                f"`cache_budget_mb` must be 0 (never cache) or more. Received: cache_budget_mb={self.cache_budget_mb}."
+            )
+        if self.checkpoint_every_steps is not None and self.checkpoint_every_steps < 1:
+            raise ValueError(
+                f"`checkpoint_every_steps` must be at least 1. Received: checkpoint_every_steps="
+                f"{self.checkpoint_every_steps}. Write `checkpoint_every_steps: null` to turn checkpoints off."
+            )
+        if self.profile_steps is not None and (
+            len(self.profile_steps) != 2 or not 1 <= self.profile_steps[0] <= self.profile_steps[1]
+        ):
+            raise ValueError(
+                f"`profile_steps` must be [first, last] with 1 <= first <= last. Received: profile_steps="
+                f"{list(self.profile_steps)}. Example: `profile_steps: [100, 110]`."
+            )
+        if self.metrics_port is not None and not 1 <= self.metrics_port <= 65535:
+            raise ValueError(
+                f"`metrics_port` must be a TCP port, 1 to 65535. Received: metrics_port={self.metrics_port}. "
+                "Example: `metrics_port: 9464`, or null for no metrics server."
+            )
+        if self.pushgateway_url is not None and not self.pushgateway_url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"`pushgateway_url` must be an http(s) URL. Received: pushgateway_url={self.pushgateway_url!r}. "
+                "Example: `pushgateway_url: http://pushgateway:9091`."
+            )
 
 
 @dataclasses.dataclass(frozen=True)

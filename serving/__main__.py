@@ -1,0 +1,7 @@
+"""Entry point of `python -m serving`."""
+
+import sys
+
+from serving.cli import main
+
+sys.exit(main())

@@ -1,0 +1,226 @@
+"""The embedded model server: REST + gRPC + Prometheus over the model manager.
+
+It speaks TensorFlow Serving's protocols and reads its config files, for
+machines where `tensorflow_model_server` cannot be installed. It binds to
+127.0.0.1 unless told otherwise.
+
+Example:
+    >>> files = write_server_files("/tmp/cfg", server_config(model_config("m", "/models/m")))
+    >>> with EmbeddedServer.from_files(files, rest_port=0, grpc_port=0) as server:
+    ...     print(server.rest_url)
+    http://127.0.0.1:40123
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import threading
+from pathlib import Path
+
+import grpc
+from aiohttp import web
+
+from serving.config import (
+    PROMETHEUS_PATH,
+    ServerFiles,
+    read_text_proto,
+)
+from serving.protos import (
+    model_server_config_pb2,
+    monitoring_config_pb2,
+    session_bundle_config_pb2,
+)
+from serving.server.batching import BatchingOptions
+from serving.server.grpc_api import start_grpc_server
+from serving.server.manager import ModelManager
+from serving.server.metrics import ServingMetrics
+from serving.server.rest import RestApi
+from serving.server.runtime import Runtime
+from serving.server.warmup_replay import replay_warmup
+
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "EmbeddedServer", "ServerOptions"]
+
+log = logging.getLogger(__name__)
+DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerOptions:
+    """How the embedded server runs; names follow tensorflow_model_server's flags.
+
+    Attributes:
+        host: Interface to bind, 127.0.0.1 by default.
+        rest_port: REST port (`--rest_api_port`); 0 picks a free port.
+        grpc_port: gRPC port (`--port`); 0 picks a free port, None disables gRPC.
+        batching: Batching parameters (`--enable_batching` with
+            `--batching_parameters_file`); None serves without batching.
+        monitoring: Monitoring config; Prometheus at /monitoring/prometheus/metrics
+            when None.
+        file_system_poll_wait_seconds: Version poll interval.
+        model_config_file_poll_wait_seconds: Re-read the model config file this
+            often when the server was started from a file; 0 never.
+        max_request_bytes: Largest accepted request body (REST) or message (gRPC).
+        enable_model_warmup: Replay assets.extra/tf_serving_warmup_requests on load.
+        allow_version_labels_for_unavailable_models: As the flag of that name.
+        max_num_load_retries: Load retries of a failing version.
+        inference_threads: Threads running unbatched requests.
+    """
+
+    host: str = "127.0.0.1"
+    rest_port: int = 8501
+    grpc_port: int | None = 8500
+    batching: session_bundle_config_pb2.BatchingParameters | None = None
+    monitoring: monitoring_config_pb2.MonitoringConfig | None = None
+    file_system_poll_wait_seconds: float = 1.0
+    model_config_file_poll_wait_seconds: float = 0.0
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    enable_model_warmup: bool = True
+    allow_version_labels_for_unavailable_models: bool = False
+    max_num_load_retries: int = 5
+    inference_threads: int = dataclasses.field(default_factory=lambda: max(4, 2 * (os.cpu_count() or 1)))
+
+
+class EmbeddedServer:
+    """A running (after `start()`) TensorFlow-Serving-compatible model server.
+
+    Args:
+        config: The model server config to serve.
+        options: How to run; defaults as tensorflow_model_server on 127.0.0.1.
+        config_path: The file `config` came from, if any (for config polling
+            and for tools that rewrite it).
+    """
+
+    def __init__(
+        self,
+        config: model_server_config_pb2.ModelServerConfig,
+        options: ServerOptions | None = None,
+        *,
+        config_path: str | os.PathLike | None = None,
+    ) -> None:
+        self.options = options or ServerOptions()
+        self.config_path = Path(config_path) if config_path else None
+        self.metrics = ServingMetrics()
+        self.manager = ModelManager(
+            config,
+            poll_seconds=self.options.file_system_poll_wait_seconds,
+            prepare=replay_warmup if self.options.enable_model_warmup else None,
+            on_change=self.metrics.set_available,
+            max_load_retries=self.options.max_num_load_retries,
+            allow_labels_for_unavailable=self.options.allow_version_labels_for_unavailable_models,
+            config_path=self.config_path,
+            config_poll_seconds=self.options.model_config_file_poll_wait_seconds,
+        )
+        batching = BatchingOptions.from_proto(self.options.batching) if self.options.batching else None
+        self.runtime = Runtime(
+            self.manager, self.metrics, batching=batching, inference_threads=self.options.inference_threads
+        )
+        monitoring = self.options.monitoring
+        prometheus = (monitoring.prometheus_config.path or PROMETHEUS_PATH) if monitoring else PROMETHEUS_PATH
+        if monitoring is not None and not monitoring.prometheus_config.enable:
+            prometheus = None
+        self.rest = RestApi(
+            self.runtime, self.metrics, max_request_bytes=self.options.max_request_bytes, prometheus_path=prometheus
+        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._grpc: grpc.aio.Server | None = None
+        self.rest_port: int | None = None
+        self.grpc_port: int | None = None
+        self._stopped = threading.Event()
+
+    @classmethod
+    def from_files(cls, files: ServerFiles, **options) -> EmbeddedServer:
+        """Builds a server from config files written by `write_server_files`.
+
+        Args:
+            files: The model config, and optional batching and monitoring files.
+            **options: Other `ServerOptions` fields (host, rest_port, ...).
+        """
+        config = read_text_proto(files.model_config, model_server_config_pb2.ModelServerConfig)
+        if files.batching is not None:
+            options["batching"] = read_text_proto(files.batching, session_bundle_config_pb2.BatchingParameters)
+        if files.monitoring is not None:
+            options["monitoring"] = read_text_proto(files.monitoring, monitoring_config_pb2.MonitoringConfig)
+        return cls(config, ServerOptions(**options), config_path=files.model_config)
+
+    # -- addresses -----------------------------------------------------------
+    @property
+    def rest_url(self) -> str:
+        return f"http://{self.options.host}:{self.rest_port}"
+
+    @property
+    def grpc_address(self) -> str | None:
+        return None if self.grpc_port is None else f"{self.options.host}:{self.grpc_port}"
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self, timeout: float = 120.0) -> EmbeddedServer:
+        """Loads the initial model versions, then opens the ports.
+
+        As tensorflow_model_server does, ports open only once the initial
+        versions are loaded (or have failed to load).
+        """
+        self.manager.start()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="serving-loop", daemon=True)
+        self._thread.start()
+        try:
+            asyncio.run_coroutine_threadsafe(self._start_async(), self._loop).result(timeout)
+        except BaseException:
+            self.stop()
+            raise
+        log.info("Embedded model server: REST %s, gRPC %s", self.rest_url, self.grpc_address)
+        return self
+
+    async def _start_async(self) -> None:
+        self.runtime.start()
+        self._runner = web.AppRunner(self.rest.app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.options.host, self.options.rest_port, reuse_address=True)
+        await site.start()
+        self.rest_port = self._runner.addresses[0][1]
+        if self.options.grpc_port is not None:
+            self._grpc, self.grpc_port = await start_grpc_server(
+                self.runtime,
+                self.metrics,
+                address=f"{self.options.host}:{self.options.grpc_port}",
+                max_message_bytes=self.options.max_request_bytes,
+            )
+
+    async def _stop_async(self) -> None:
+        if self._grpc is not None:
+            await self._grpc.stop(grace=1.0)
+        if self._runner is not None:
+            await self._runner.cleanup()
+        await self.runtime.stop()
+
+    def stop(self) -> None:
+        """Closes the ports, finishes in-flight work and stops polling."""
+        if self._stopped.is_set():
+            return
+        if self._loop is not None and self._loop.is_running():
+            try:
+                asyncio.run_coroutine_threadsafe(self._stop_async(), self._loop).result(30)
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join(timeout=30)
+                self._loop.close()
+        self.manager.stop()
+        self._stopped.set()
+
+    def wait(self) -> None:
+        """Blocks until `stop()` is called (from a signal handler, say)."""
+        self._stopped.wait()
+
+    def reload_config(self, config: model_server_config_pb2.ModelServerConfig) -> None:
+        """In-process HandleReloadConfigRequest."""
+        self.manager.reload(config)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,243 @@
+"""Server-side batching with TensorFlow Serving's knobs.
+
+Concurrent requests for the same model version, signature and input shapes
+(past the batch dimension) are merged along dimension 0, run as one call, and
+the outputs are split back, like TensorFlow Serving's batching session:
+
+* a batch runs when it holds `max_batch_size` rows, or when its oldest request
+  has waited `batch_timeout_micros` and one of `num_batch_threads` is free;
+* at most `max_enqueued_batches` batches wait per queue; further requests are
+  rejected with UNAVAILABLE (HTTP 503) instead of queueing without bound;
+* with `allowed_batch_sizes`, a batch is padded up to the next allowed size.
+
+Requests that cannot be merged (inputs with different first dimensions,
+scalars, or more rows than `max_batch_size`) run alone on the same threads;
+TensorFlow Serving rejects the last kind unless large-batch splitting is on.
+
+The scheduler lives on the server's event loop: queues are touched only from
+that loop, model calls run on the batch threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from serving.errors import Internal, Unavailable, message
+from serving.protos import session_bundle_config_pb2
+from serving.server.servable import Servable, Signature
+
+__all__ = ["BatchScheduler", "BatchingOptions"]
+
+log = logging.getLogger(__name__)
+
+Outputs = dict[str, np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchingOptions:
+    """The batching knobs; unset proto fields take TensorFlow Serving's defaults."""
+
+    max_batch_size: int = 1000
+    batch_timeout_micros: int = 0
+    num_batch_threads: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
+    max_enqueued_batches: int = 10
+    allowed_batch_sizes: tuple[int, ...] = ()
+
+    @classmethod
+    def from_proto(cls, params: session_bundle_config_pb2.BatchingParameters) -> BatchingOptions:
+        defaults = cls()
+
+        def pick(field: str) -> int:
+            return getattr(params, field).value if params.HasField(field) else getattr(defaults, field)
+
+        return cls(
+            max_batch_size=pick("max_batch_size"),
+            batch_timeout_micros=pick("batch_timeout_micros"),
+            num_batch_threads=pick("num_batch_threads"),
+            max_enqueued_batches=pick("max_enqueued_batches"),
+            allowed_batch_sizes=tuple(params.allowed_batch_sizes),
+        )
+
+
+@dataclasses.dataclass
+class _Task:
+    inputs: Mapping[str, np.ndarray]
+    size: int
+    future: asyncio.Future
+
+
+@dataclasses.dataclass
+class _Batch:
+    created: float
+    tasks: list[_Task] = dataclasses.field(default_factory=list)
+    size: int = 0
+
+
+@dataclasses.dataclass
+class _Queue:
+    servable: Servable
+    signature: Signature
+    batches: collections.deque[_Batch] = dataclasses.field(default_factory=collections.deque)
+
+
+BatchObserver = Callable[[Servable, Signature, int], None]
+
+
+class BatchScheduler:
+    """Merges concurrent requests into batches (one scheduler per server)."""
+
+    def __init__(self, options: BatchingOptions, observe_batch: BatchObserver | None = None) -> None:
+        self.options = options
+        self._observe = observe_batch or (lambda servable, signature, size: None)
+        self._executor = ThreadPoolExecutor(options.num_batch_threads, thread_name_prefix="batch")
+        self._queues: dict[tuple, _Queue] = {}
+        self._wakeup: asyncio.Event | None = None
+        self._workers: list[asyncio.Task] = []
+        self._timeout = options.batch_timeout_micros / 1e6
+
+    def start(self) -> None:
+        """Starts the batch workers; call from the server's event loop."""
+        self._wakeup = asyncio.Event()
+        self._workers = [
+            asyncio.get_running_loop().create_task(self._work()) for _ in range(self.options.num_batch_threads)
+        ]
+
+    async def stop(self) -> None:
+        for worker in self._workers:
+            worker.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        for queue in self._queues.values():
+            for batch in queue.batches:
+                for task in batch.tasks:
+                    if not task.future.done():
+                        task.future.set_exception(Unavailable("Server is shutting down"))
+        self._executor.shutdown(wait=True)
+
+    async def run(self, servable: Servable, signature: Signature, inputs: Mapping[str, np.ndarray]) -> Outputs:
+        """Runs `signature` on `inputs` as part of a batch; returns its outputs."""
+        sizes = {value.shape[0] if value.ndim else -1 for value in inputs.values()}
+        size = sizes.pop() if len(sizes) == 1 else -1
+        if size < 1 or size > self.options.max_batch_size:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._executor, signature.run, inputs)
+        key = (
+            id(servable),
+            signature.name,
+            tuple((alias, value.shape[1:], value.dtype.str) for alias, value in sorted(inputs.items())),
+        )
+        queue = self._queues.get(key)
+        if queue is None or queue.servable is not servable:
+            queue = self._queues[key] = _Queue(servable, signature)
+        batches = queue.batches
+        if not batches or batches[-1].size + size > self.options.max_batch_size:
+            if len(batches) >= self.options.max_enqueued_batches:
+                raise Unavailable(
+                    message(
+                        "The batch scheduling queue to which this task was submitted is full",
+                        expected=f"at most max_enqueued_batches={self.options.max_enqueued_batches} waiting batches",
+                        received=f"a request while {len(batches)} batches wait",
+                        fix="Retry with backoff, add replicas, or raise max_enqueued_batches/num_batch_threads.",
+                    )
+                )
+            batches.append(_Batch(created=time.monotonic()))
+        task = _Task(inputs, size, asyncio.get_running_loop().create_future())
+        batch = batches[-1]
+        batch.tasks.append(task)
+        batch.size += size
+        self._wakeup.set()
+        return await task.future
+
+    def _take_ready(self) -> tuple[_Queue, _Batch] | tuple[None, float | None]:
+        """Pops the oldest runnable batch, or returns (None, seconds to wait)."""
+        now = time.monotonic()
+        best: tuple[_Queue, _Batch] | None = None
+        next_deadline = None
+        for key, queue in list(self._queues.items()):
+            if not queue.batches:
+                del self._queues[key]
+                continue
+            head = queue.batches[0]
+            full = head.size >= self.options.max_batch_size or len(queue.batches) > 1
+            deadline = head.created + self._timeout
+            if full or deadline <= now:
+                if best is None or head.created < best[1].created:
+                    best = (queue, head)
+            elif next_deadline is None or deadline < next_deadline:
+                next_deadline = deadline
+        if best is not None:
+            best[0].batches.popleft()
+            return best
+        return None, (None if next_deadline is None else max(0.0, next_deadline - now))
+
+    async def _work(self) -> None:
+        while True:
+            try:
+                await self._work_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - a worker must survive anything
+                log.exception("Batch worker error")
+
+    async def _work_once(self) -> None:
+        queue, batch = self._take_ready()
+        if queue is None:
+            # Sleep until a new request, a finished batch, or (`batch` holds the
+            # seconds left) the oldest waiting batch's timeout.
+            self._wakeup.clear()
+            timer = None if batch is None else asyncio.get_running_loop().call_later(batch, self._wakeup.set)
+            await self._wakeup.wait()
+            if timer is not None:
+                timer.cancel()
+            return
+        tasks = [t for t in batch.tasks if not t.future.cancelled()]
+        if not tasks:
+            return
+        try:
+            results = await asyncio.get_running_loop().run_in_executor(
+                self._executor, self._execute, queue.signature, tasks
+            )
+        except Exception as err:  # noqa: BLE001 - every waiting request gets the error
+            for task in tasks:
+                if not task.future.done():
+                    task.future.set_exception(err)
+            return
+        self._wakeup.set()
+        self._observe(queue.servable, queue.signature, sum(t.size for t in tasks))
+        for task, result in zip(tasks, results):
+            if not task.future.done():
+                task.future.set_result(result)
+
+    def _execute(self, signature: Signature, tasks: list[_Task]) -> list[Outputs]:
+        total = sum(t.size for t in tasks)
+        padded = next((s for s in self.options.allowed_batch_sizes if s >= total), total)
+        merged = {}
+        for alias in tasks[0].inputs:
+            parts = [t.inputs[alias] for t in tasks]
+            if padded > total:
+                parts.append(np.repeat(parts[0][:1], padded - total, axis=0))
+            merged[alias] = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        outputs = signature.run(merged)
+        for alias, value in outputs.items():
+            if value.ndim == 0 or value.shape[0] != padded:
+                raise Internal(
+                    message(
+                        f"Batched output tensor {alias!r} does not have the batch size as first dimension",
+                        expected=f"first dimension {padded}",
+                        received=f"shape {list(value.shape)}",
+                        fix="Serve this signature without batching, or make its outputs batch-major.",
+                    )
+                )
+        results, offset = [], 0
+        for task in tasks:
+            results.append({alias: value[offset : offset + task.size] for alias, value in outputs.items()})
+            offset += task.size
+        return results

@@ -1,0 +1,504 @@
+"""Which model versions are served: file-system polling, version policy, labels.
+
+The manager plays the part of TensorFlow Serving's ServerCore:
+
+* every `poll_seconds` it lists `<base_path>/<version>` directories (numeric
+  names only, and only once `saved_model.pb` is there, so `.tmp-*` or
+  half-copied exports are ignored), picks the versions the policy wants
+  (latest N, specific, all), loads new ones and unloads the others;
+* availability is preserved: a new version is loaded (and warmed up) fully
+  before it is published, and old versions are unloaded only once an aspired
+  version is AVAILABLE. Requests that already hold an old version finish on
+  it; it is reported UNLOADING until they have;
+* version labels (`stable`, `canary`) come from the config and may only point
+  at AVAILABLE versions unless `allow_labels_for_unavailable` is set, as with
+  `--allow_version_labels_for_unavailable_models`;
+* `reload` swaps in a new `ModelServerConfig` (HandleReloadConfigRequest).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from tensorflow_serving.apis import get_model_status_pb2
+
+from serving.config import ConfigError, policy_kind, read_text_proto
+from serving.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    ServingError,
+    did_you_mean,
+    message,
+)
+from serving.protos import model_server_config_pb2
+from serving.server.servable import Servable
+
+__all__ = ["ModelManager", "State", "VersionStatus"]
+
+log = logging.getLogger(__name__)
+State = get_model_status_pb2.ModelVersionStatus.State
+ModelServerConfig = model_server_config_pb2.ModelServerConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class VersionStatus:
+    """One version's state, as GetModelStatus reports it."""
+
+    version: int
+    state: int
+    error: ServingError | None = None
+
+    @property
+    def state_name(self) -> str:
+        return State.Name(self.state)
+
+
+class _Model:
+    def __init__(self, config: model_server_config_pb2.ModelConfig) -> None:
+        self.config = config
+        self.servables: dict[int, Servable] = {}
+        self.statuses: dict[int, VersionStatus] = {}
+        self.failures: dict[int, int] = {}
+
+
+def _versions_on_disk(base_path: str) -> list[int]:
+    try:
+        entries = list(os.scandir(base_path))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(
+        int(e.name)
+        for e in entries
+        if e.name.isascii()
+        and e.name.isdigit()
+        and e.is_dir()
+        and any((Path(e.path) / f).is_file() for f in ("saved_model.pb", "saved_model.pbtxt"))
+    )
+
+
+def _aspired(config: model_server_config_pb2.ModelConfig, on_disk: list[int]) -> list[int]:
+    policy = config.model_version_policy
+    kind = policy_kind(policy)
+    if kind == "all":
+        return list(on_disk)
+    if kind == "specific":
+        return sorted(set(policy.specific.versions) & set(on_disk))
+    count = policy.latest.num_versions or 1
+    return on_disk[-count:]
+
+
+def _validate_config(config: ModelServerConfig) -> None:
+    if config.WhichOneof("config") != "model_config_list":
+        raise InvalidArgument(
+            message(
+                "ServerCore only supports model_config_list",
+                expected="a ModelServerConfig with model_config_list",
+                received=f"{config.WhichOneof('config')}",
+                fix="Put the models under model_config_list.",
+            )
+        )
+    names = [m.name for m in config.model_config_list.config]
+    for model in config.model_config_list.config:
+        if names.count(model.name) > 1 or not model.name:
+            raise InvalidArgument(
+                message(
+                    "Illegal to list model " + model.name + " multiple times in config list",
+                    expected="unique, non-empty model names",
+                    received=f"{names}",
+                    fix="Give each model its own name.",
+                )
+            )
+        if model.model_platform not in ("", "tensorflow"):
+            raise InvalidArgument(
+                message(
+                    f"Model {model.name!r} has an unsupported model_platform",
+                    expected='model_platform: "tensorflow"',
+                    received=repr(model.model_platform),
+                    fix='Set model_platform: "tensorflow".',
+                )
+            )
+
+
+class ModelManager:
+    """Loads, serves and unloads model versions. Thread-safe.
+
+    Args:
+        config: The model server config.
+        poll_seconds: File-system poll interval; <= 0 polls only on start and
+            reload (TensorFlow Serving's `--file_system_poll_wait_seconds`).
+        prepare: Called on a freshly loaded servable before it is published
+            (warmup replay); an exception fails the load.
+        on_change: Called with (model, version, available) on publish/unload.
+        max_load_retries: Load attempts per version after the first failure.
+        allow_labels_for_unavailable: Allow labels on versions not yet loaded.
+        config_path: If set with `config_poll_seconds` > 0, the file is re-read
+            when it changes (TensorFlow Serving's `--model_config_file_poll_wait_seconds`).
+        config_poll_seconds: See `config_path`.
+        unload_timeout: How long an unload waits for in-flight requests.
+    """
+
+    def __init__(
+        self,
+        config: ModelServerConfig,
+        *,
+        poll_seconds: float = 1.0,
+        prepare: Callable[[Servable], None] | None = None,
+        on_change: Callable[[str, int, bool], None] | None = None,
+        max_load_retries: int = 5,
+        allow_labels_for_unavailable: bool = False,
+        config_path: Path | None = None,
+        config_poll_seconds: float = 0.0,
+        unload_timeout: float = 30.0,
+    ) -> None:
+        _validate_config(config)
+        self._config = ModelServerConfig()
+        self._config.CopyFrom(config)
+        self._models = {m.name: _Model(m) for m in config.model_config_list.config}
+        self._poll_seconds = poll_seconds
+        self._prepare = prepare or (lambda servable: None)
+        self._on_change = on_change or (lambda model, version, available: None)
+        self._max_load_retries = max_load_retries
+        self._allow_unavailable_labels = allow_labels_for_unavailable
+        self._config_path = config_path
+        self._config_poll_seconds = config_poll_seconds
+        self._config_mtime = config_path.stat().st_mtime_ns if config_path and config_path.exists() else None
+        self._unload_timeout = unload_timeout
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
+        self._poll_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        """Loads the initial versions, checks labels, then starts polling."""
+        self.poll_once()
+        with self._lock:
+            for model in self._models.values():
+                self._check_labels(model.config, model, keep_existing=False)
+        self._thread = threading.Thread(target=self._run, name="model-poller", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self._unload_timeout + 5)
+
+    def _run(self) -> None:
+        last_config_check = time.monotonic()
+        while not self._stop.is_set():
+            self._wake.wait(self._poll_seconds if self._poll_seconds > 0 else None)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            if (
+                self._config_path
+                and self._config_poll_seconds > 0
+                and (time.monotonic() - last_config_check >= self._config_poll_seconds)
+            ):
+                last_config_check = time.monotonic()
+                self._reload_if_file_changed()
+            try:
+                self.poll_once()
+            except Exception:
+                log.exception("Model poll failed")
+
+    def _reload_if_file_changed(self) -> None:
+        try:
+            mtime = self._config_path.stat().st_mtime_ns
+            if mtime == self._config_mtime:
+                return
+            self._config_mtime = mtime
+            self.reload(read_text_proto(self._config_path, ModelServerConfig))
+            log.info("Reloaded model config from %s", self._config_path)
+        except (OSError, ConfigError, ServingError) as err:
+            log.error("Ignoring model config file %s: %s", self._config_path, err)
+
+    # -- config --------------------------------------------------------------
+    @property
+    def config(self) -> ModelServerConfig:
+        with self._lock:
+            copy = ModelServerConfig()
+            copy.CopyFrom(self._config)
+            return copy
+
+    def _check_labels(
+        self, config: model_server_config_pb2.ModelConfig, current: _Model | None, keep_existing: bool = True
+    ) -> None:
+        if self._allow_unavailable_labels:
+            return
+        for label, version in config.version_labels.items():
+            unchanged = keep_existing and current is not None and current.config.version_labels.get(label) == version
+            available = current is not None and version in current.servables
+            if not (available or unchanged):
+                raise FailedPrecondition(
+                    message(
+                        f"Request to assign label to version {version} of model {config.name}, "
+                        "which is not currently available for inference",
+                        expected=f"label {label!r} on an AVAILABLE version "
+                        f"({sorted(current.servables) if current else []})",
+                        received=f"{label}={version}",
+                        fix="Load the version first (add it to the version policy and wait until it is AVAILABLE), "
+                        "then move the label; or start the server with allow_version_labels_for_unavailable_models.",
+                    )
+                )
+
+    def reload(self, config: ModelServerConfig) -> None:
+        """Applies a new config: models added/removed, policies and labels changed.
+
+        New versions are loaded by the poller right after this returns.
+
+        Raises:
+            InvalidArgument: The config is malformed.
+            FailedPrecondition: A label points at a version that is not AVAILABLE.
+        """
+        _validate_config(config)
+        with self._lock:
+            for model_config in config.model_config_list.config:
+                self._check_labels(model_config, self._models.get(model_config.name))
+            models = {}
+            for model_config in config.model_config_list.config:
+                model = self._models.get(model_config.name) or _Model(model_config)
+                if model.config.base_path != model_config.base_path:
+                    model = _Model(model_config)  # a new source: start from scratch
+                model.config = model_config
+                model.failures.clear()
+                models[model_config.name] = model
+            removed = [m for name, m in self._models.items() if models.get(name) is not m]
+            self._models = models
+            self._config = ModelServerConfig()
+            self._config.CopyFrom(config)
+        for model in removed:
+            for version in list(model.servables):
+                self._unload(model, version)
+        self._wake.set()
+
+    # -- polling -------------------------------------------------------------
+    def poll_once(self) -> None:
+        """Brings every model to its aspired versions (loads, then unloads)."""
+        with self._poll_lock:
+            with self._lock:
+                models = list(self._models.values())
+            for model in models:
+                self._sync_model(model)
+
+    def _set_status(self, model: _Model, status: VersionStatus) -> None:
+        with self._lock:
+            model.statuses[status.version] = status
+            self._changed.notify_all()
+
+    def _sync_model(self, model: _Model) -> None:
+        with self._lock:
+            config = model.config
+        aspired = _aspired(config, _versions_on_disk(config.base_path))
+        for version in aspired:
+            with self._lock:
+                skip = version in model.servables or model.failures.get(version, 0) > self._max_load_retries
+            if not skip:
+                self._load(model, config, version)
+        with self._lock:
+            if model is not self._models.get(config.name):
+                return  # removed or replaced by a reload meanwhile
+            aspired_now = set(_aspired(model.config, _versions_on_disk(model.config.base_path)))
+            stale = [v for v in model.servables if v not in aspired_now]
+            keep_old = bool(aspired_now) and not any(v in model.servables for v in aspired_now)
+        if stale and not keep_old:
+            for version in stale:
+                self._unload(model, version)
+
+    def _load(self, model: _Model, config: model_server_config_pb2.ModelConfig, version: int) -> None:
+        path = Path(config.base_path) / str(version)
+        self._set_status(model, VersionStatus(version, State.LOADING))
+        started = time.monotonic()
+        try:
+            servable = Servable.load(config.name, version, path)
+            self._prepare(servable)
+        except Exception as err:  # noqa: BLE001 - any load error is reported in the status
+            with self._lock:
+                model.failures[version] = model.failures.get(version, 0) + 1
+            error = (
+                err
+                if isinstance(err, ServingError)
+                else FailedPrecondition(
+                    f"Failed to load servable version {version} of model {config.name} from {path}: "
+                    f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+                )
+            )
+            log.error("%s", error)
+            self._set_status(model, VersionStatus(version, State.END, error))
+            return
+        with self._lock:
+            model.servables[version] = servable
+            model.statuses[version] = VersionStatus(version, State.AVAILABLE)
+            model.failures.pop(version, None)
+            self._changed.notify_all()
+        self._on_change(config.name, version, True)
+        log.info("Loaded %s version %d in %.2fs", config.name, version, time.monotonic() - started)
+
+    def _unload(self, model: _Model, version: int) -> None:
+        with self._lock:
+            servable = model.servables.pop(version, None)
+            if servable is None:
+                return
+            model.statuses[version] = VersionStatus(version, State.UNLOADING)
+            self._changed.notify_all()
+        self._on_change(model.config.name, version, False)
+        if not servable.wait_idle(self._unload_timeout):
+            log.warning(
+                "Unloading %s version %d with %d requests still in flight",
+                model.config.name,
+                version,
+                servable.in_flight,
+            )
+        self._set_status(model, VersionStatus(version, State.END))
+        log.info("Unloaded %s version %d", model.config.name, version)
+
+    # -- requests ------------------------------------------------------------
+    def _model(self, name: str, what: str) -> _Model:
+        model = self._models.get(name)
+        if model is None:
+            raise NotFound(
+                message(
+                    what,
+                    expected=f"one of the served models {sorted(self._models)}",
+                    received=f"model name {name!r}",
+                    fix="Check the model name in the request." + did_you_mean(name, self._models),
+                )
+            )
+        return model
+
+    def _label_version(self, model: _Model, label: str) -> int:
+        labels = dict(model.config.version_labels)
+        if label not in labels:
+            raise NotFound(
+                message(
+                    f"Unrecognized servable version label: {label}",
+                    expected=f"one of the labels of model {model.config.name!r}: {sorted(labels)}",
+                    received=f"label {label!r}",
+                    fix="Use an existing label, or request a version number." + did_you_mean(label, labels),
+                )
+            )
+        return labels[label]
+
+    def acquire(self, name: str, version: int | None = None, label: str | None = None) -> Servable:
+        """Returns the servable for a request and counts it in flight.
+
+        Pair with `Servable.release()`, or use `handle()`.
+
+        Raises:
+            NotFound: Unknown model or label, or the version is not AVAILABLE.
+        """
+        with self._lock:
+            request = (
+                f"Latest({name})"
+                if version is None and label is None
+                else (f"Specific({name}, {version})" if label is None else f"Label({name}, {label})")
+            )
+            model = self._model(name, f"Servable not found for request: {request}")
+            if label is not None:
+                version = self._label_version(model, label)
+            if version is None:
+                if not model.servables:
+                    raise NotFound(
+                        message(
+                            f"Servable not found for request: {request}",
+                            expected="at least one AVAILABLE version",
+                            received="none loaded yet",
+                            fix=f"Wait until GET /v1/models/{name} shows a version AVAILABLE.",
+                        )
+                    )
+                servable = model.servables[max(model.servables)]
+            else:
+                servable = model.servables.get(version)
+                if servable is None:
+                    raise NotFound(
+                        message(
+                            f"Servable not found for request: Specific({name}, {version})",
+                            expected=f"one of the AVAILABLE versions {sorted(model.servables)}",
+                            received=f"version {version}" + (f" (label {label!r})" if label else ""),
+                            fix="Request an available version, or wait until this one is AVAILABLE.",
+                        )
+                    )
+            servable.acquire()
+            return servable
+
+    @contextlib.contextmanager
+    def handle(self, name: str, version: int | None = None, label: str | None = None) -> Iterator[Servable]:
+        """`acquire` as a context manager."""
+        servable = self.acquire(name, version, label)
+        try:
+            yield servable
+        finally:
+            servable.release()
+
+    def status(self, name: str, version: int | None = None, label: str | None = None) -> list[VersionStatus]:
+        """Version states of a model, newest first (GetModelStatus).
+
+        Raises:
+            NotFound: Unknown model, label or version.
+        """
+        with self._lock:
+            model = self._model(name, f"Could not find any versions of model {name}")
+            if label is not None:
+                version = self._label_version(model, label)
+            if version is not None:
+                found = model.statuses.get(version)
+                if found is None:
+                    raise NotFound(
+                        message(
+                            f"Could not find version {version} of model {name}",
+                            expected=f"one of the known versions {sorted(model.statuses)}",
+                            received=f"version {version}",
+                            fix="Check the version number.",
+                        )
+                    )
+                return [found]
+            if not model.statuses:
+                raise NotFound(
+                    message(
+                        f"Could not find any versions of model {name}",
+                        expected=f"numeric version directories under {model.config.base_path}",
+                        received="none found yet",
+                        fix="Export a SavedModel into <base_path>/<version>/.",
+                    )
+                )
+            return [model.statuses[v] for v in sorted(model.statuses, reverse=True)]
+
+    def wait_for(self, name: str, version: int, state: int, timeout: float) -> VersionStatus:
+        """Blocks until `version` of `name` reaches `state`; for tests and tools.
+
+        Raises:
+            TimeoutError: The state was not reached in time (the last status is
+                in the message).
+        """
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                model = self._models.get(name)
+                current = model.statuses.get(version) if model else None
+                if current is not None and current.state == state:
+                    return current
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(
+                        message(
+                            f"Version {version} of model {name} did not reach {State.Name(state)} in {timeout}s",
+                            expected=State.Name(state),
+                            received=current.state_name
+                            + (f" ({current.error.text})" if current and current.error else "")
+                            if current
+                            else "no status",
+                            fix="Check the server log and the version directory.",
+                        )
+                    )
+                self._changed.wait(min(remaining, 0.5))

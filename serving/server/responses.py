@@ -1,0 +1,82 @@
+"""Status and metadata responses, as protos (gRPC) and their JSON (REST)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import json_format
+from tensorflow_serving.apis import get_model_metadata_pb2, get_model_status_pb2
+
+from serving.errors import InvalidArgument, message
+from serving.server.manager import VersionStatus
+from serving.server.servable import Servable
+
+__all__ = [
+    "SIGNATURE_DEF_FIELD",
+    "metadata_json",
+    "metadata_response",
+    "model_spec_json",
+    "status_json",
+    "status_response",
+]
+
+SIGNATURE_DEF_FIELD = "signature_def"
+
+
+def status_response(statuses: list[VersionStatus]) -> get_model_status_pb2.GetModelStatusResponse:
+    response = get_model_status_pb2.GetModelStatusResponse()
+    for status in statuses:
+        entry = response.model_version_status.add()
+        entry.version = status.version
+        entry.state = status.state
+        entry.status.error_code = status.error.code.value[0] if status.error else 0
+        entry.status.error_message = status.error.text if status.error else ""
+    return response
+
+
+def status_json(statuses: list[VersionStatus]) -> dict[str, Any]:
+    """GetModelStatusResponse as TensorFlow Serving's REST API prints it."""
+    return json_format.MessageToDict(status_response(statuses), including_default_value_fields=True)
+
+
+def metadata_response(servable: Servable, fields: list[str]) -> get_model_metadata_pb2.GetModelMetadataResponse:
+    """GetModelMetadataResponse with the SignatureDefMap packed in an Any."""
+    if not fields:
+        raise InvalidArgument(
+            message(
+                "GetModelMetadataRequest must specify at least one metadata_field",
+                expected=f'metadata_field: ["{SIGNATURE_DEF_FIELD}"]',
+                received="no field",
+                fix=f'Add "{SIGNATURE_DEF_FIELD}" to metadata_field.',
+            )
+        )
+    unsupported = [f for f in fields if f != SIGNATURE_DEF_FIELD]
+    if unsupported:
+        raise InvalidArgument(
+            message(
+                f"Metadata field {unsupported[0]} is not supported",
+                expected=f'only "{SIGNATURE_DEF_FIELD}"',
+                received=f"{fields}",
+                fix=f'Request metadata_field ["{SIGNATURE_DEF_FIELD}"].',
+            )
+        )
+    response = get_model_metadata_pb2.GetModelMetadataResponse()
+    response.model_spec.name = servable.name
+    response.model_spec.version.value = servable.version
+    response.metadata[SIGNATURE_DEF_FIELD].Pack(servable.signature_def_map())
+    return response
+
+
+def model_spec_json(name: str, version: int, signature_name: str = "") -> dict[str, Any]:
+    return {"name": name, "signature_name": signature_name, "version": str(version)}
+
+
+def metadata_json(servable: Servable) -> dict[str, Any]:
+    """The REST metadata body: model_spec plus the signature_def map."""
+    signature_defs = json_format.MessageToDict(
+        servable.signature_def_map(), preserving_proto_field_name=True, including_default_value_fields=True
+    )
+    return {
+        "model_spec": model_spec_json(servable.name, servable.version),
+        "metadata": {SIGNATURE_DEF_FIELD: signature_defs},
+    }

@@ -1,0 +1,159 @@
+"""Runs Predict, Classify and Regress for both front ends (REST and gRPC).
+
+Holds the request path shared by REST and gRPC: resolve the servable (and
+keep it while the request runs, so a version swap never pulls it away), pick
+and check the signature, run it through the batch scheduler or directly on
+the inference threads, and turn TensorFlow errors into TensorFlow Serving
+status codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+import numpy as np
+import tensorflow as tf
+
+from serving.errors import Internal, ServingError, message
+from serving.server import inference
+from serving.server.batching import BatchingOptions, BatchScheduler
+from serving.server.manager import ModelManager
+from serving.server.metrics import ServingMetrics
+from serving.server.servable import Servable, Signature
+from serving.server.tensors import check_inputs
+
+__all__ = ["ModelRef", "Result", "Runtime", "translate_tf_error"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelRef:
+    """Which servable a request asks for: a version, a label, or the latest."""
+
+    name: str
+    version: int | None = None
+    label: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """What a request ran on and what it produced."""
+
+    version: int
+    signature_name: str
+    outputs: dict
+
+
+def _op_error_text(err: tf.errors.OpError) -> str:
+    """The useful line of a TensorFlow error, without the Python stack of the
+    graph's definition ("Detected at node ... File ...")."""
+    lines = [line for line in (err.message or "").splitlines() if line.strip()]
+    useful = [
+        line
+        for line in lines
+        if not line.startswith((" ", "\t", "Graph execution error", "Detected at node", "<stack traces"))
+    ]
+    return useful[0] if useful else (lines[0] if lines else type(err).__name__)
+
+
+def translate_tf_error(err: Exception) -> ServingError:
+    """Maps a TensorFlow error to a ServingError with the same canonical code."""
+    if isinstance(err, ServingError):
+        return err
+    if isinstance(err, tf.errors.OpError):
+        code = next((c for c in grpc.StatusCode if c.value[0] == err.error_code), grpc.StatusCode.UNKNOWN)
+        text, received = _op_error_text(err), f"values that failed inside the model (TensorFlow {code.name})"
+    elif isinstance(err, (TypeError, ValueError)):
+        code = grpc.StatusCode.INVALID_ARGUMENT
+        text, received = f"{type(err).__name__}: {err}", "inputs the signature function rejected"
+    else:
+        return Internal(
+            message(
+                f"{type(err).__name__}: {err}",
+                expected="the model to run",
+                received="an internal error",
+                fix="Check the server log.",
+            )
+        )
+    mapped = ServingError(
+        message(
+            text,
+            expected="inputs the model's graph accepts",
+            received=received,
+            fix="Check the values against the signature (GET /v1/models/<name>/metadata).",
+        )
+    )
+    mapped.code = code
+    return mapped
+
+
+class Runtime:
+    """The inference path. Create it, then `start()` on the server's loop."""
+
+    def __init__(
+        self,
+        manager: ModelManager,
+        metrics: ServingMetrics,
+        *,
+        batching: BatchingOptions | None,
+        inference_threads: int,
+    ) -> None:
+        self.manager = manager
+        self.metrics = metrics
+        self.batching = batching
+        self._scheduler = BatchScheduler(batching, metrics.observe_batch) if batching else None
+        self._executor = ThreadPoolExecutor(inference_threads, thread_name_prefix="inference")
+
+    def start(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.start()
+
+    async def stop(self) -> None:
+        if self._scheduler is not None:
+            await self._scheduler.stop()
+        self._executor.shutdown(wait=True)
+
+    async def run(self, servable: Servable, signature: Signature, inputs: Mapping[str, np.ndarray]) -> dict:
+        try:
+            if self._scheduler is not None:
+                return await self._scheduler.run(servable, signature, inputs)
+            return await asyncio.get_running_loop().run_in_executor(self._executor, signature.run, inputs)
+        except Exception as err:  # noqa: BLE001 - translated to a status code
+            raise translate_tf_error(err) from None
+
+    async def predict(
+        self,
+        ref: ModelRef,
+        signature_name: str,
+        build_inputs: Callable[[Signature], Mapping[str, np.ndarray]],
+        output_filter: list[str] | None = None,
+    ) -> Result:
+        """Predict on any signature; `build_inputs` converts the request body."""
+        inference.require_model_name(ref.name)
+        with self.manager.handle(ref.name, ref.version, ref.label) as servable:
+            signature = inference.predict_signature(servable, signature_name)
+            inputs = check_inputs(signature, build_inputs(signature), ref.name)
+            outputs = await self.run(servable, signature, inputs)
+            outputs = inference.filter_outputs(signature, outputs, output_filter or [])
+            return Result(servable.version, signature.name, outputs)
+
+    async def classify(self, ref: ModelRef, signature_name: str, examples: np.ndarray) -> Result:
+        """Classify serialized tf.Examples; outputs are per-example (label, score) lists."""
+        inference.require_model_name(ref.name)
+        with self.manager.handle(ref.name, ref.version, ref.label) as servable:
+            signature = inference.classify_signature(servable, signature_name)
+            outputs = await self.run(servable, signature, {inference.EXAMPLES_INPUT: examples})
+            results = inference.classification_results(outputs, len(examples))
+            return Result(servable.version, signature.name, {"results": results})
+
+    async def regress(self, ref: ModelRef, signature_name: str, examples: np.ndarray) -> Result:
+        """Regress serialized tf.Examples; outputs are one float per example."""
+        inference.require_model_name(ref.name)
+        with self.manager.handle(ref.name, ref.version, ref.label) as servable:
+            signature = inference.regress_signature(servable, signature_name)
+            outputs = await self.run(servable, signature, {inference.EXAMPLES_INPUT: examples})
+            results = inference.regression_results(outputs, len(examples))
+            return Result(servable.version, signature.name, {"results": results})

@@ -1,0 +1,180 @@
+"""One loaded model version (a servable) and its signatures.
+
+Signatures are generic, as in TensorFlow Serving: every SignatureDef of the
+'serve' graph is served under its own name, with the input and output aliases,
+dtypes, shapes and method name read from saved_model.pb, and the function to
+run taken from `tf.saved_model.load`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.core.protobuf import meta_graph_pb2
+from tensorflow_serving.apis import get_model_metadata_pb2
+
+from serving.errors import NotFound, did_you_mean, message
+from serving.savedmodel import SERVE_TAG, read_signature_defs
+
+__all__ = ["Servable", "Signature", "TensorSpec"]
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorSpec:
+    """An input or output of a signature, from its TensorInfo.
+
+    Attributes:
+        alias: The name clients use (the SignatureDef map key).
+        dtype: The TensorFlow dtype.
+        shape: Dimensions, None for unknown ones; None for unknown rank.
+    """
+
+    alias: str
+    dtype: tf.DType
+    shape: tuple[int | None, ...] | None
+    numpy_dtype: np.dtype = dataclasses.field(init=False, repr=False, compare=False)
+    is_string: bool = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Computed once: the request path compares dtypes on every call.
+        is_string = self.dtype == tf.string
+        object.__setattr__(self, "is_string", is_string)
+        object.__setattr__(self, "numpy_dtype", np.dtype(object) if is_string else np.dtype(self.dtype.as_numpy_dtype))
+
+    @classmethod
+    def from_tensor_info(cls, alias: str, info: meta_graph_pb2.TensorInfo) -> TensorSpec:
+        proto_shape = info.tensor_shape
+        shape = None if proto_shape.unknown_rank else tuple(None if d.size < 0 else d.size for d in proto_shape.dim)
+        return cls(alias=alias, dtype=tf.dtypes.as_dtype(info.dtype), shape=shape)
+
+    def describe(self) -> str:
+        dims = "?" if self.shape is None else "[" + ", ".join("-1" if d is None else str(d) for d in self.shape) + "]"
+        return f"{self.alias}: {self.dtype.name} {dims}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    """A servable signature: its aliases, method name and the function to run."""
+
+    name: str
+    method_name: str
+    inputs: Mapping[str, TensorSpec]
+    outputs: Mapping[str, TensorSpec]
+    function: Callable[..., Mapping[str, tf.Tensor]] = dataclasses.field(repr=False)
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Runs the signature on numpy inputs already checked against `inputs`."""
+        # Numeric numpy arrays already have the signature's dtype (checked by
+        # the caller) and go in as they are; strings need an explicit dtype.
+        feeds = {
+            alias: tf.convert_to_tensor(value, dtype=self.inputs[alias].dtype) if value.dtype == object else value
+            for alias, value in inputs.items()
+        }
+        return {alias: tensor.numpy() for alias, tensor in self.function(**feeds).items()}
+
+
+class Servable:
+    """A loaded model version. Thread-safe; counts requests in flight.
+
+    Attributes:
+        name: The model name.
+        version: The version number (its directory name).
+        path: The version directory.
+        signatures: Signature name to `Signature`.
+        signature_defs: The SignatureDef protos, for GetModelMetadata.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: int,
+        path: Path,
+        signatures: dict[str, Signature],
+        signature_defs: dict[str, meta_graph_pb2.SignatureDef],
+        keepalive: object = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.path = path
+        self.signatures = signatures
+        self.signature_defs = signature_defs
+        self._keepalive = keepalive  # the loaded object owns the variables
+        self._in_flight = 0
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, name: str, version: int, path: Path) -> Servable:
+        """Loads `path` with tf.saved_model.load and reads its SignatureDefs."""
+        defs = read_signature_defs(path)
+        loaded = tf.saved_model.load(str(path), tags=[SERVE_TAG])
+        functions = loaded.signatures
+        signatures = {}
+        for sig_name, sig_def in defs.items():
+            if sig_name not in functions:
+                continue  # a SignatureDef without a function cannot be served
+            signatures[sig_name] = Signature(
+                name=sig_name,
+                method_name=sig_def.method_name,
+                inputs={a: TensorSpec.from_tensor_info(a, i) for a, i in sig_def.inputs.items()},
+                outputs={a: TensorSpec.from_tensor_info(a, i) for a, i in sig_def.outputs.items()},
+                function=functions[sig_name],
+            )
+        return cls(
+            name, version, path, signatures, {k: v for k, v in defs.items() if k in signatures}, keepalive=loaded
+        )
+
+    def signature(self, signature_name: str) -> Signature:
+        """Returns the named signature.
+
+        Raises:
+            NotFound: The servable has no signature of that name.
+        """
+        found = self.signatures.get(signature_name)
+        if found is None:
+            raise NotFound(
+                message(
+                    f'Serving signature name: "{signature_name}" not found in signature def',
+                    expected=f"one of {sorted(self.signatures)}",
+                    received=f"signature_name={signature_name!r} for model {self.name!r} version {self.version}",
+                    fix="Set signature_name to a signature the model exports (GET .../metadata lists them)."
+                    + did_you_mean(signature_name, self.signatures),
+                )
+            )
+        return found
+
+    def signature_def_map(self) -> get_model_metadata_pb2.SignatureDefMap:
+        """The SignatureDefMap GetModelMetadata returns."""
+        result = get_model_metadata_pb2.SignatureDefMap()
+        for name, sig_def in self.signature_defs.items():
+            result.signature_def[name].CopyFrom(sig_def)
+        return result
+
+    # In-flight accounting, so an unloaded version is reported UNLOADING until
+    # the requests that already hold it have finished.
+    def acquire(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return self._in_flight
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Waits until no request holds this servable; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while self.in_flight:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+        return True

@@ -1,0 +1,141 @@
+"""TensorFlow Serving warmup files: `<version>/assets.extra/tf_serving_warmup_requests`.
+
+A warmup file is a TFRecord of `PredictionLog` protos. The model server replays
+them when it loads the version, before the version is AVAILABLE, so the first
+real requests do not pay for lazy initialisation; a record that fails makes
+the load fail. Both `tensorflow_model_server` and the embedded server read it.
+
+Example:
+    >>> write_warmup_file("/models/penguins/3", [example.SerializeToString()])
+    PosixPath('/models/penguins/3/assets.extra/tf_serving_warmup_requests')
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import tensorflow as tf
+from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
+
+from serving.atomic import atomic_path
+from serving.errors import message
+from serving.savedmodel import DEFAULT_SIGNATURE, read_signature_defs
+
+__all__ = ["MAX_WARMUP_RECORDS", "WARMUP_FILE", "read_warmup_file", "warmup_path", "write_warmup_file"]
+
+WARMUP_FILE = Path("assets.extra") / "tf_serving_warmup_requests"
+MAX_WARMUP_RECORDS = 1000  # TensorFlow Serving refuses longer warmup files
+
+
+def warmup_path(version_dir: str | os.PathLike) -> Path:
+    """Where TensorFlow Serving looks for the warmup file of a version."""
+    return Path(version_dir) / WARMUP_FILE
+
+
+def _examples_input(version_dir: Path, signature_name: str) -> str:
+    signatures = read_signature_defs(version_dir)
+    if signature_name not in signatures:
+        raise KeyError(
+            message(
+                f"Signature {signature_name!r} is not in {version_dir}",
+                expected=f"one of {sorted(signatures)}",
+                received=repr(signature_name),
+                fix="Pass the name of the signature that takes serialized tf.Examples.",
+            )
+        )
+    strings = [
+        alias for alias, info in signatures[signature_name].inputs.items() if info.dtype == tf.string.as_datatype_enum
+    ]
+    if len(signatures[signature_name].inputs) != 1 or len(strings) != 1:
+        raise ValueError(
+            message(
+                f"Cannot tell which input of signature {signature_name!r} takes the examples",
+                expected="a signature with exactly one string input",
+                received=f"inputs {sorted(signatures[signature_name].inputs)}",
+                fix="Pass input_name explicitly.",
+            )
+        )
+    return strings[0]
+
+
+def write_warmup_file(
+    version_dir: str | os.PathLike,
+    examples: Sequence[bytes],
+    *,
+    model_name: str = "",
+    signature_name: str = DEFAULT_SIGNATURE,
+    input_name: str | None = None,
+    max_records: int = 100,
+) -> Path:
+    """Writes a warmup file of PredictRequests, one per serialized tf.Example.
+
+    Args:
+        version_dir: The SavedModel version directory, e.g. `<base>/<name>/3`.
+        examples: Serialized tf.Example rows (e.g. from the eval split).
+        model_name: Recorded in each request's model_spec (the server ignores it).
+        signature_name: The signature the requests call.
+        input_name: The signature input taking the examples; found from the
+            SignatureDef (its single string input) when None.
+        max_records: At most this many requests are written (<= 1000).
+
+    Returns:
+        The path of the written file. It is written atomically.
+
+    Raises:
+        ValueError: No examples, or `max_records` out of range.
+        KeyError: The signature is not in the SavedModel.
+    """
+    version_dir = Path(version_dir)
+    if not examples:
+        raise ValueError(
+            message(
+                "No examples to write to the warmup file",
+                expected="at least one serialized tf.Example",
+                received="an empty list",
+                fix="Pass a few rows of the evaluation data.",
+            )
+        )
+    if not 1 <= max_records <= MAX_WARMUP_RECORDS:
+        raise ValueError(
+            message(
+                "Invalid value received for argument `max_records`",
+                expected=f"1 <= max_records <= {MAX_WARMUP_RECORDS}",
+                received=f"max_records={max_records}",
+                fix=f"TensorFlow Serving reads at most {MAX_WARMUP_RECORDS} warmup records.",
+            )
+        )
+    alias = input_name or _examples_input(version_dir, signature_name)
+    target = warmup_path(version_dir)
+    with atomic_path(target) as tmp, tf.io.TFRecordWriter(str(tmp)) as writer:
+        for example in list(examples)[:max_records]:
+            request = predict_pb2.PredictRequest()
+            request.model_spec.name = model_name
+            request.model_spec.signature_name = signature_name
+            request.inputs[alias].CopyFrom(tf.make_tensor_proto([example], dtype=tf.string))
+            log = prediction_log_pb2.PredictionLog()
+            log.predict_log.request.CopyFrom(request)
+            writer.write(log.SerializeToString())
+    return target
+
+
+def read_warmup_file(path: str | os.PathLike) -> list[prediction_log_pb2.PredictionLog]:
+    """Reads a warmup file's PredictionLog records.
+
+    Raises:
+        ValueError: More than MAX_WARMUP_RECORDS records.
+    """
+    logs = []
+    for record in tf.data.TFRecordDataset(str(path)):
+        logs.append(prediction_log_pb2.PredictionLog.FromString(record.numpy()))
+        if len(logs) > MAX_WARMUP_RECORDS:
+            raise ValueError(
+                message(
+                    f"Number of warmup records exceeds the maximum ({MAX_WARMUP_RECORDS}) in {path}",
+                    expected=f"at most {MAX_WARMUP_RECORDS} records",
+                    received="more",
+                    fix="Write fewer warmup requests.",
+                )
+            )
+    return logs

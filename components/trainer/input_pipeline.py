@@ -2,13 +2,22 @@
 
 Order of operations: files are read in parallel (interleave); records are
 parsed in one vectorised `parse_example` per batch and, when transformed
-examples are not materialised, transformed with the tf.Transform graph. When
-the split fits `cache_budget_bytes`, that happens once, in batches of 1024,
-and the model-ready rows are cached in memory before shuffle/repeat/batch;
-otherwise each training batch is parsed and transformed on its way. Then
-prefetch. Training order is non-deterministic (faster); evaluation is
-deterministic. With several workers, files (or, when too few, records) are
-sharded by the distribution strategy's auto-shard policy.
+examples are not materialised, transformed with the tf.Transform graph.
+
+When the split fits `cache_budget_bytes`, that happens once, in batches of
+1024, and the whole split is kept in memory as one tensor per feature. Each
+epoch then draws a full random permutation of the rows and cuts it into
+batches with one `gather` per feature: no per-example work after the first
+epoch, and a uniform shuffle rather than a shuffle buffer. (Examples in the
+last, incomplete batch of an epoch are left out of that epoch only.)
+Otherwise records go through a shuffle buffer, then are batched, parsed and
+transformed on their way. Then prefetch. Training order is
+non-deterministic (faster); evaluation is deterministic.
+
+With several input pipelines (one per worker under
+`strategy.distribute_datasets_from_function`), each reads a disjoint part:
+whole files when there are at least as many files as pipelines, else every
+n-th record of each file. `batch_size` is then the per-replica batch.
 """
 
 from __future__ import annotations
@@ -19,14 +28,19 @@ from typing import Optional
 
 import tensorflow as tf
 
-__all__ = ["InputOptions", "make_dataset", "list_files", "total_bytes"]
+__all__ = ["InputOptions", "make_dataset", "list_files", "total_bytes", "shard_plan", "fits_in_memory"]
 
 _PREPARE_BATCH = 1024
+_WHOLE_SPLIT = 1 << 40  # a batch size larger than any split: "all rows"
 
 
 @dataclasses.dataclass(frozen=True)
 class InputOptions:
-    """Knobs of the input pipeline."""
+    """Knobs of the input pipeline.
+
+    `num_shards`/`shard_index`: this pipeline reads shard `shard_index` of
+    `num_shards` (one shard per worker; see `shard_plan`).
+    """
 
     batch_size: int
     shuffle: bool = True
@@ -34,6 +48,15 @@ class InputOptions:
     cache_budget_bytes: int = 1 << 30
     seed: Optional[int] = None
     repeat: bool = True
+    num_shards: int = 1
+    shard_index: int = 0
+
+    def __post_init__(self):
+        if not 0 <= self.shard_index < self.num_shards:
+            raise ValueError(
+                f"`shard_index` must be in [0, num_shards). Received: shard_index={self.shard_index}, "
+                f"num_shards={self.num_shards}. Pass the input context's `input_pipeline_id`."
+            )
 
 
 def list_files(patterns: Sequence[str]) -> list[str]:
@@ -47,11 +70,56 @@ def list_files(patterns: Sequence[str]) -> list[str]:
 
 
 def total_bytes(files: Sequence[str]) -> int:
+    """Size on disk of `files`, in bytes."""
     return sum(tf.io.gfile.stat(f).length for f in files)
+
+
+def shard_plan(file_count: int, num_shards: int) -> str:
+    """How `num_shards` pipelines split `file_count` files: `none`, `files` or `records`."""
+    if num_shards == 1:
+        return "none"
+    return "files" if file_count >= num_shards else "records"
 
 
 def _compression(files: Sequence[str]) -> str:
     return "GZIP" if all(f.endswith(".gz") for f in files) else ""
+
+
+def fits_in_memory(files: Sequence[str], budget_bytes: int, num_shards: int = 1) -> bool:
+    """Whether one shard of `files` fits the cache budget (GZIP files count 4x their size)."""
+    if shard_plan(len(files), num_shards) == "files":
+        files = files[::num_shards]  # the largest shard has this many files
+        num_shards = 1
+    size = total_bytes(files) * (4 if _compression(files) else 1)
+    return size // num_shards <= budget_bytes
+
+
+def _all_dense(element_spec) -> bool:
+    return all(isinstance(spec, tf.TensorSpec) for spec in tf.nest.flatten(element_spec))
+
+
+def _epochs_of_batches(split: tf.data.Dataset, options: InputOptions) -> tf.data.Dataset:
+    """Batches from one dataset element that holds the whole split: a fresh permutation per epoch."""
+    batch = options.batch_size
+
+    def epoch(*split_tensors):
+        rows = tf.shape(tf.nest.flatten(split_tensors)[0])[0]
+        order = tf.random.shuffle(tf.range(rows), seed=options.seed) if options.shuffle else tf.range(rows)
+        full = rows // batch * batch
+
+        def cut(tensor):
+            taken = tf.gather(tensor, order[:full])
+            return tf.reshape(taken, tf.concat([[-1, batch], tf.shape(tensor)[1:]], axis=0))
+
+        batches = tf.data.Dataset.from_tensor_slices(tf.nest.map_structure(cut, split_tensors))
+        if not options.repeat:
+            rest = tf.nest.map_structure(lambda t: tf.gather(t, order[full:]), split_tensors)
+            batches = batches.concatenate(tf.data.Dataset.from_tensors(rest).filter(lambda *_: full < rows))
+        return batches
+
+    if options.repeat:
+        split = split.repeat()
+    return split.flat_map(epoch)
 
 
 def make_dataset(
@@ -68,7 +136,7 @@ def make_dataset(
       patterns: file patterns of one split.
       feature_spec: parse spec of the records (raw or transformed).
       label_key: key of the label in the (transformed) features.
-      options: batch size, shuffling, caching.
+      options: batch size, shuffling, caching, sharding.
       transform: applied to each parsed batch (the tf.Transform layer when
         transformed examples are not materialised).
       feature_keys: keys kept as model inputs; default all but the label.
@@ -79,16 +147,23 @@ def make_dataset(
     files = list_files(patterns)
     compression = _compression(files)
     deterministic = not options.shuffle
+    plan = shard_plan(len(files), options.num_shards)
+    if plan == "files":
+        files = files[options.shard_index :: options.num_shards]
+
+    def read(name: tf.Tensor) -> tf.data.Dataset:
+        records = tf.data.TFRecordDataset(name, compression_type=compression)
+        if plan == "records":
+            records = records.shard(options.num_shards, options.shard_index)
+        return records
+
     dataset = tf.data.Dataset.from_tensor_slices(files)
     if options.shuffle:
         dataset = dataset.shuffle(len(files), seed=options.seed)
     dataset = dataset.interleave(
-        lambda name: tf.data.TFRecordDataset(name, compression_type=compression),
-        cycle_length=min(len(files), 8),
-        num_parallel_calls=tf.data.AUTOTUNE,
-        deterministic=deterministic,
+        read, cycle_length=min(len(files), 8), num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
     )
-    fits_in_memory = total_bytes(files) * (4 if compression else 1) <= options.cache_budget_bytes
+    cache = fits_in_memory(files, options.cache_budget_bytes, 1 if plan == "files" else options.num_shards)
 
     def parse(serialized: tf.Tensor):
         features = tf.io.parse_example(serialized, feature_spec)
@@ -98,18 +173,24 @@ def make_dataset(
         keys = feature_keys if feature_keys is not None else [k for k in features if k != label_key]
         return {k: features[k] for k in keys}, label
 
-    if fits_in_memory:
-        # Parse (and transform) each record once, in large batches, and keep
-        # the model-ready rows in memory; later epochs only shuffle and batch.
-        dataset = dataset.batch(_PREPARE_BATCH).map(parse, num_parallel_calls=tf.data.AUTOTUNE).unbatch().cache()
-    if options.shuffle:
-        dataset = dataset.shuffle(options.shuffle_buffer, seed=options.seed, reshuffle_each_iteration=True)
-    if options.repeat:
-        dataset = dataset.repeat()
-    dataset = dataset.batch(options.batch_size, drop_remainder=options.repeat)
-    if not fits_in_memory:
+    if cache:
+        # Parse (and transform) each record once, in large batches.
+        rows = dataset.batch(_PREPARE_BATCH).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+        cache = _all_dense(rows.element_spec)
+    if cache:
+        dataset = _epochs_of_batches(rows.unbatch().batch(_WHOLE_SPLIT).cache(), options)
+    else:
+        if options.shuffle:
+            dataset = dataset.shuffle(options.shuffle_buffer, seed=options.seed, reshuffle_each_iteration=True)
+        if options.repeat:
+            dataset = dataset.repeat()
+        dataset = dataset.batch(options.batch_size, drop_remainder=options.repeat)
         dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic)
     options_tf = tf.data.Options()
     options_tf.deterministic = deterministic
-    options_tf.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.AUTO
+    # When sharded above, a strategy must not shard again.
+    sharded = options.num_shards > 1
+    options_tf.experimental_distribute.auto_shard_policy = (
+        tf.data.experimental.AutoShardPolicy.OFF if sharded else tf.data.experimental.AutoShardPolicy.AUTO
+    )
     return dataset.with_options(options_tf).prefetch(tf.data.AUTOTUNE)

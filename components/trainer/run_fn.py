@@ -1,17 +1,24 @@
-"""The built-in Trainer `run_fn`: trains the model the spec declares.
+"""The built-in Trainer `run_fn`: trains the model the spec declares, on one CPU or many GPUs and workers.
 
 TFX's Trainer calls `run_fn(fn_args)`. `fn_args.custom_config` carries:
 - `transform`: the feature table (`TransformConfig.to_dict()`),
 - `model`: the spec's model section,
-- `training`: the spec's training section,
+- `training`: the spec's training section (`TrainingOptions`),
 - `materialized`: whether `fn_args.train_files` are transformed examples
-  (else raw examples, transformed on the fly in the tf.data pipeline).
+  (else raw examples, transformed on the fly in the tf.data pipeline),
+- `metrics`: Keras metrics to report while training.
+
+The strategy is created first (MultiWorkerMirroredStrategy requires it); the
+model, optimizer and metrics are built in its scope under the chosen
+precision policy. Under several workers only the chief writes the serving
+model, TensorBoard logs, the training summary and metrics; the others export
+to a temporary directory that is removed.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import shutil
 import time
 
 import tensorflow as tf
@@ -19,8 +26,14 @@ import tensorflow_transform as tft
 from absl import logging
 
 from components.common.autograph_rules import skip_autograph_for_tf_keras
-from components.trainer import export, input_pipeline, model_builder
-from components.transform.config import TransformConfig, transformed_name
+from components.trainer import checkpoints, export, model_builder, precision, summary
+from components.trainer import strategy as strategy_lib
+from components.trainer.datasets import build_datasets
+from components.trainer.options import TrainingOptions
+from components.trainer.performance import PerformanceMonitor, input_bound_advice
+from components.trainer.prometheus import MetricsExporter
+from components.trainer.trainer_model import StepTimer, as_trainer_model
+from components.transform.config import TransformConfig
 
 __all__ = ["run_fn", "build_datasets", "compile_model"]
 
@@ -43,37 +56,33 @@ _KERAS_METRICS = {
 }
 
 
-def build_datasets(fn_args, config: TransformConfig, tf_transform_output, training: dict, materialized: bool):
-    """Returns (train, eval) datasets of (features, [batch, 1] float labels)."""
-    feature_keys = [transformed_name(name) for name in config.features]
-    if materialized:
-        spec = tf_transform_output.transformed_feature_spec()
-        transform = None
-    else:
-        spec = tf_transform_output.raw_feature_spec()
-        layer = tf_transform_output.transform_features_layer()
-        transform = layer
+def compile_model(
+    model: tf.keras.Model,
+    config: TransformConfig,
+    training: dict,
+    metrics: list[str],
+    learning_rate: float | None = None,
+    jit_compile: bool = False,
+) -> None:
+    """Compiles with the spec's optimizer, the task's loss and the Keras metrics that exist.
 
-    def make(patterns, shuffle):
-        options = input_pipeline.InputOptions(
-            batch_size=training["batch_size"], shuffle=shuffle, seed=training.get("seed")
-        )
-        dataset = input_pipeline.make_dataset(
-            patterns, spec, config.label_name, options, transform=transform, feature_keys=feature_keys
-        )
-        return dataset.map(lambda x, y: (x, tf.reshape(tf.cast(y, tf.float32), [-1, 1])))
-
-    return make(fn_args.train_files, True), make(fn_args.eval_files, False)
-
-
-def compile_model(model: tf.keras.Model, config: TransformConfig, training: dict, metrics: list[str]) -> None:
-    optimizer = _OPTIMIZERS[training.get("optimizer", "adam")](learning_rate=training["learning_rate"])
+    Args:
+      model: the model (built in the strategy's scope).
+      config: gives the task (classification or regression).
+      training: the `training` section (`optimizer`, `learning_rate`, `steps_per_execution`).
+      metrics: evaluation metric names; those Keras has are reported while training.
+      learning_rate: overrides `training["learning_rate"]` (e.g. scaled for replicas).
+      jit_compile: compile the train step with XLA.
+    """
+    rate = learning_rate if learning_rate is not None else training["learning_rate"]
+    optimizer = _OPTIMIZERS[training.get("optimizer", "adam")](learning_rate=rate)
     loss = "binary_crossentropy" if config.task == "classification" else "mean_squared_error"
     model.compile(
         optimizer=optimizer,
         loss=loss,
         metrics=[_KERAS_METRICS[m]() for m in metrics if m in _KERAS_METRICS],
         steps_per_execution=training.get("steps_per_execution", 1),
+        jit_compile=jit_compile,
     )
 
 
@@ -85,38 +94,126 @@ def _vocabulary_sizes(config: TransformConfig, tf_transform_output) -> dict[str,
     }
 
 
+def _build_model(custom: dict, config, tf_transform_output, options: TrainingOptions, replicas: int, timer):
+    """Builds, wraps and compiles the model (call inside the strategy and precision scopes)."""
+    model = model_builder.build_model(config, custom["model"], _vocabulary_sizes(config, tf_transform_output))
+    if model._is_compiled:  # noqa: SLF001 - a user builder may compile its own model
+        if options.gradient_accumulation_steps > 1:
+            raise ValueError(
+                "`training.gradient_accumulation_steps` needs the Trainer to compile the model. Expected an "
+                "uncompiled model from `model.build_model`. Received: a compiled model. Remove the `compile` call "
+                "from your builder, or set gradient_accumulation_steps: 1."
+            )
+        return model
+    model = as_trainer_model(model, options.gradient_accumulation_steps)
+    model.step_timer = timer
+    compile_model(
+        model,
+        config,
+        {
+            "optimizer": options.optimizer,
+            "learning_rate": options.learning_rate,
+            "steps_per_execution": options.steps_per_execution,
+        },
+        custom.get("metrics", []),
+        learning_rate=options.scaled_learning_rate(replicas),
+        jit_compile=options.xla,
+    )
+    return model
+
+
+def _callbacks(fn_args, options: TrainingOptions, chief: bool, monitor: PerformanceMonitor) -> list:
+    callbacks = []
+    backup = checkpoints.backup_callback(
+        fn_args.model_run_dir, options.checkpoint_every_steps, options.steps_per_execution
+    )
+    if backup is not None:
+        callbacks.append(backup)  # first: restores before the others read the step
+    callbacks.append(monitor)
+    if chief:
+        profile = summary.profile_batches(options.profile_steps, options.steps_per_execution)
+        callbacks.append(tf.keras.callbacks.TensorBoard(fn_args.model_run_dir, update_freq=1, profile_batch=profile))
+    return callbacks
+
+
+def _export(model, tf_transform_output, config, fn_args, choice: strategy_lib.StrategyChoice) -> None:
+    """All workers save (saving may run collectives); only the chief's copy is kept."""
+    # A plain functional model over the same layers: the SavedModel's Keras
+    # metadata then names no class of ours.
+    serving_model = tf.keras.Model(model.inputs, model.outputs, name=model.name)
+    if choice.is_chief:
+        export.export_serving_model(serving_model, tf_transform_output, config, fn_args.serving_model_dir)
+        return
+    temporary = os.path.join(os.path.dirname(fn_args.serving_model_dir), f".workertemp_{choice.task}")
+    try:
+        export.export_serving_model(serving_model, tf_transform_output, config, temporary)
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
 def run_fn(fn_args) -> None:
     """Trains, evaluates and exports the serving model (TFX Trainer entry point)."""
+    run_started = time.perf_counter()
     custom = fn_args.custom_config
+    options = TrainingOptions.from_dict(custom["training"])
+    choice = strategy_lib.create_strategy(options.strategy, options.gpus, options.gpu_memory_growth)
+    if options.seed is not None:
+        tf.keras.utils.set_random_seed(options.seed)
     config = TransformConfig.from_dict(custom["transform"])
-    training = custom["training"]
-    if training.get("seed") is not None:
-        tf.keras.utils.set_random_seed(training["seed"])
+    policy = precision.choose_policy(options.mixed_precision, precision.gpu_compute_capabilities(choice.gpus))
     tf_transform_output = tft.TFTransformOutput(fn_args.transform_output)
-    train_data, eval_data = build_datasets(fn_args, config, tf_transform_output, training, custom["materialized"])
-
-    model = model_builder.build_model(config, custom["model"], _vocabulary_sizes(config, tf_transform_output))
-    if not model._is_compiled:  # noqa: SLF001 - a user builder may compile its own model
-        compile_model(model, config, training, custom.get("metrics", []))
-
-    started = time.perf_counter()
-    history = model.fit(
-        train_data,
-        steps_per_epoch=fn_args.train_steps,
-        epochs=1,
-        validation_data=eval_data,
-        validation_steps=fn_args.eval_steps,
-        verbose=0,
+    workers = (
+        max(strategy_lib.cluster_task_count(strategy_lib.read_tf_config()), 1) if choice.kind == "multi_worker" else 1
     )
+    train_data, eval_data, plan = build_datasets(
+        fn_args, config, tf_transform_output, options, custom["materialized"], choice.strategy, workers
+    )
+    logging.info(
+        "Training with %s over %d replica(s), precision %s, global batch %d.",
+        choice.kind,
+        choice.replicas,
+        policy,
+        options.global_batch(choice.replicas),
+    )
+    timer = StepTimer()
+    with choice.strategy.scope(), precision.policy_scope(policy):
+        model = _build_model(custom, config, tf_transform_output, options, choice.replicas, timer)
+    exporter = None
+    if choice.is_chief and (options.metrics_port is not None or options.pushgateway_url):
+        exporter = MetricsExporter(options.metrics_port, options.pushgateway_url, gpus=choice.gpus)
+    monitor = PerformanceMonitor(options.global_batch(choice.replicas), getattr(model, "step_timer", None), exporter)
+    started = time.perf_counter()
+    try:
+        history = model.fit(
+            train_data,
+            steps_per_epoch=fn_args.train_steps,
+            epochs=1,
+            validation_data=eval_data,
+            validation_steps=fn_args.eval_steps,
+            callbacks=_callbacks(fn_args, options, choice.is_chief, monitor),
+            verbose=0,
+        )
+    finally:
+        if exporter is not None:
+            exporter.close()
     seconds = time.perf_counter() - started
-    summary = {
-        "train_steps": fn_args.train_steps,
-        "seconds": round(seconds, 3),
-        "examples_per_second": round(fn_args.train_steps * training["batch_size"] / seconds, 1),
-        "final": {k: float(v[-1]) for k, v in history.history.items()},
-    }
-    logging.info("Training summary: %s", summary)
-    tf.io.gfile.makedirs(fn_args.model_run_dir)
-    with tf.io.gfile.GFile(os.path.join(fn_args.model_run_dir, "training_summary.json"), "w") as handle:
-        handle.write(json.dumps(summary, indent=2))
-    export.export_serving_model(model, tf_transform_output, config, fn_args.serving_model_dir)
+    checkpoints.remove_empty_checkpoint_dirs(fn_args.model_run_dir)
+    _export(model, tf_transform_output, config, fn_args, choice)
+    report = summary.training_summary(
+        fn_args,
+        options,
+        choice,
+        policy,
+        monitor,
+        history,
+        seconds=seconds,
+        wall_seconds=time.perf_counter() - run_started,
+        workers=workers,
+        optimizer_steps=int(model.optimizer.iterations.numpy()),
+    )
+    advice = input_bound_advice(report.get("input_wait_fraction") or 0.0, plan.materialized, plan.cached)
+    if advice:
+        logging.warning("Trainer: %s", advice)
+    logging.info("Training summary: %s", report)
+    if choice.is_chief:
+        summary.write_summary(fn_args, report)

@@ -1,0 +1,92 @@
+"""The train and eval datasets of `run_fn`, distributed by the strategy.
+
+Each worker builds its own input pipeline through
+`strategy.distribute_datasets_from_function`: it reads its shard of the
+files (or records) and yields per-replica batches, which the strategy hands
+to its local replicas. A training element holds
+`batch_size x gradient_accumulation_steps` examples (the micro-batches of
+one optimizer step); an eval element holds `batch_size`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Optional
+
+import tensorflow as tf
+
+from components.trainer import input_pipeline
+from components.trainer.options import TrainingOptions
+from components.transform.config import TransformConfig, transformed_name
+
+__all__ = ["DatasetPlan", "build_datasets"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetPlan:
+    """How the training input is read: what the summary and advice need."""
+
+    materialized: bool
+    cached: bool
+    shards: int
+
+
+def build_datasets(
+    fn_args,
+    config: TransformConfig,
+    tf_transform_output,
+    training: TrainingOptions,
+    materialized: bool,
+    strategy: Optional[tf.distribute.Strategy] = None,
+    input_pipelines: int = 1,
+) -> tuple[tf.data.Dataset, tf.data.Dataset, DatasetPlan]:
+    """Returns (train, eval, plan); datasets yield (features, [batch, 1] float labels).
+
+    Args:
+      fn_args: TFX FnArgs (`train_files`, `eval_files`).
+      config: the feature table and label.
+      tf_transform_output: the Transform graph.
+      training: batch size, accumulation, cache budget, seed.
+      materialized: whether the files hold transformed examples.
+      strategy: distributes the datasets; None: plain datasets.
+      input_pipelines: how many workers each read a shard (for the plan).
+    """
+    feature_keys = [transformed_name(name) for name in config.features]
+    label = config.label_name
+    if materialized:
+        spec, layer = tf_transform_output.transformed_feature_spec(), None
+    else:
+        spec, layer = tf_transform_output.raw_feature_spec(), tf_transform_output.transform_features_layer()
+
+    def transform(features: dict) -> dict:
+        # Done while parsing, so cached rows already hold the [batch, 1] float label.
+        features = dict(layer(features)) if layer is not None else dict(features)
+        features[label] = tf.reshape(tf.cast(features[label], tf.float32), [-1, 1])
+        return features
+
+    budget = training.cache_budget_mb << 20
+
+    def make(patterns: Sequence[str], shuffle: bool, batch: int, context: Optional[tf.distribute.InputContext]):
+        options = input_pipeline.InputOptions(
+            batch_size=batch,
+            shuffle=shuffle,
+            seed=training.seed,
+            cache_budget_bytes=budget,
+            num_shards=context.num_input_pipelines if context else 1,
+            shard_index=context.input_pipeline_id if context else 0,
+        )
+        return input_pipeline.make_dataset(patterns, spec, label, options, transform=transform, feature_keys=feature_keys)
+
+    train_batch = training.batch_size * training.gradient_accumulation_steps
+    if strategy is None:
+        train = make(fn_args.train_files, True, train_batch, None)
+        evaluation = make(fn_args.eval_files, False, training.batch_size, None)
+    else:
+        train = strategy.distribute_datasets_from_function(lambda c: make(fn_args.train_files, True, train_batch, c))
+        evaluation = strategy.distribute_datasets_from_function(
+            lambda c: make(fn_args.eval_files, False, training.batch_size, c)
+        )
+    files = input_pipeline.list_files(fn_args.train_files)
+    cached = input_pipeline.fits_in_memory(files, budget, input_pipelines)
+    return train, evaluation, DatasetPlan(materialized=materialized, cached=cached, shards=input_pipelines)

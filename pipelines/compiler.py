@@ -41,6 +41,7 @@ COMPONENT_ORDER = (
     "BaselineResolver",
     "Evaluator",
     "Pusher",
+    "Deployer",
 )
 
 
@@ -191,21 +192,40 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
         ),
         custom_executor_spec=executor_spec.ExecutorClassSpec(AtomicPusherExecutor),
     ).with_id("Pusher")
+    components = [
+        example_gen,
+        statistics_gen,
+        schema_gen,
+        example_validator,
+        data_gate,
+        transform,
+        trainer,
+        baseline,
+        evaluator,
+        pusher,
+    ]
+    if spec.deploy.enabled:
+        from components.deployer.component import Deployer
+
+        deploy = spec.deploy
+        config_file = os.path.join(os.path.dirname(resolved.spec_file), deploy.config) if deploy.config else ""
+        components.append(
+            Deployer(
+                model=trainer.outputs["model"],
+                pushed_model=pusher.outputs["pushed_model"],
+                examples=example_gen.outputs["examples"],
+                model_name=resolved.model_name,
+                serving_dir=resolved.serving_dir,
+                url=deploy.url or "",
+                config_file=config_file,
+                p99_budget_ms=deploy.p99_budget_ms,
+                sample_rows=deploy.sample_rows,
+            ).with_id("Deployer")
+        )
     return pipeline.Pipeline(
         pipeline_name=resolved.name,
         pipeline_root=resolved.artifact_root,
-        components=[
-            example_gen,
-            statistics_gen,
-            schema_gen,
-            example_validator,
-            data_gate,
-            transform,
-            trainer,
-            baseline,
-            evaluator,
-            pusher,
-        ],
+        components=components,
         enable_cache=spec.pipeline.caching,
         metadata_connection_config=metadata.sqlite_metadata_connection_config(resolved.metadata_path),
         beam_pipeline_args=list(beam_args),

@@ -23,6 +23,7 @@ class RunSummary:
     pushed_path: str | None = None
     new_version: bool = False
     training: dict[str, Any] = dataclasses.field(default_factory=dict)
+    deployed: dict[str, Any] = dataclasses.field(default_factory=dict)
     output_uris: list[str] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,6 +82,14 @@ def _evaluation(uri: str, summary: RunSummary) -> None:
         summary.reasons.append("all thresholds met")
 
 
+def _value_artifact(uri: str) -> str | None:
+    """A primitive output of a @component function: TFX stores it as a file at the URI."""
+    if os.path.isfile(uri):
+        with open(uri, encoding="utf-8") as handle:
+            return handle.read().strip()
+    return None
+
+
 def summarize(connection_config, results) -> RunSummary:
     """Reads the outputs of the run's executions (`results` from run_pipeline)."""
     from tfx.orchestration import metadata
@@ -103,6 +112,10 @@ def summarize(connection_config, results) -> RunSummary:
                     if _custom(artifact, "pushed"):
                         summary.pushed_path = _custom(artifact, "pushed_destination")
                         summary.new_version = bool(_custom(artifact, "new_version")) and result.status == "executed"
+            elif result.component_id == "Deployer":
+                for key in ("version", "p99_ms"):
+                    for artifact in outputs.get(key, []):
+                        summary.deployed[key] = _value_artifact(artifact.uri)
             elif result.component_id == "Trainer":
                 for artifact in outputs.get("model_run", []):
                     path = os.path.join(artifact.uri, "training_summary.json")
@@ -110,6 +123,20 @@ def summarize(connection_config, results) -> RunSummary:
                         with open(path, encoding="utf-8") as summary_file:
                             summary.training = json.load(summary_file)
     return summary
+
+
+def _training_line(training: dict[str, Any]) -> str:
+    """One line: steps, fit time, steady-state speed, input wait, replicas, precision, accelerator-hours."""
+    speed = training.get("examples_per_second")
+    wait = training.get("input_wait_fraction")
+    parts = [
+        f"{training.get('train_steps')} steps in {training.get('seconds')}s",
+        f"{speed:,.0f} examples/s steady state" if isinstance(speed, (int, float)) else None,
+        f"input wait {wait:.0%} of step time" if isinstance(wait, (int, float)) else None,
+        f"{training.get('replicas', 1)} replica(s) ({training.get('strategy', '?')}, {training.get('precision_policy', '?')})",
+        f"{training.get('accelerator_hours', 0.0)} accelerator-hours",
+    ]
+    return "Training: " + "; ".join(part for part in parts if part)
 
 
 def format_summary(summary: RunSummary, seconds: float, log_file: str) -> str:
@@ -124,15 +151,15 @@ def format_summary(summary: RunSummary, seconds: float, log_file: str) -> str:
     if summary.changes:
         lines.append("Against the baseline: " + ", ".join(f"{k} {v:+.4f}" for k, v in sorted(summary.changes.items())))
     if summary.training:
-        lines.append(
-            f"Training: {summary.training.get('train_steps')} steps in {summary.training.get('seconds')}s "
-            f"({summary.training.get('examples_per_second')} examples/s)"
-        )
+        lines.append(_training_line(summary.training))
     if summary.pushed_path:
         lines.append(
             f"Pushed: {summary.pushed_path}{'' if summary.new_version else ' (already there: no new version)'}"
         )
     else:
         lines.append("Pushed: nothing")
+    version = summary.deployed.get("version")
+    if version not in (None, "-1", -1):
+        lines.append(f"Serving: version {version} is `stable` (verified; p99 {summary.deployed.get('p99_ms')} ms)")
     lines.append(f"Took {seconds:.1f}s. Full log: {log_file}")
     return "\n".join(lines)

@@ -21,6 +21,7 @@ __all__ = [
     "ThresholdSpec",
     "EvaluationSpec",
     "PushSpec",
+    "DeploySpec",
     "PipelineSpec",
     "TRANSFORMS",
     "CATEGORICAL_TRANSFORMS",
@@ -262,6 +263,32 @@ class PushSpec:
 
 
 @dataclasses.dataclass(frozen=True)
+class DeploySpec:
+    """Deployment to TensorFlow Serving after the Pusher, verified, with rollback.
+
+    `url` is the REST address of a running server (`python -m serving up`) and
+    `config` the model config file it was started with; without `url`, an
+    embedded server is started for the checks. `p99_budget_ms` bounds the
+    single-row latency; `sample_rows` eval rows are compared with the trained
+    model's predictions.
+    """
+
+    enabled: bool = False
+    url: Optional[str] = None
+    config: Optional[str] = None
+    p99_budget_ms: float = 100.0
+    sample_rows: int = 20
+
+    def __post_init__(self):
+        if self.url and not self.config:
+            raise ValueError("`url` needs `config`: the model config file that server was started with.")
+        if self.p99_budget_ms <= 0:
+            raise ValueError(f"`p99_budget_ms` must be above 0. Received: p99_budget_ms={self.p99_budget_ms}.")
+        if self.sample_rows < 1:
+            raise ValueError(f"`sample_rows` must be at least 1. Received: sample_rows={self.sample_rows}.")
+
+
+@dataclasses.dataclass(frozen=True)
 class PipelineSpec:
     """A whole pipeline, as one YAML file declares it."""
 
@@ -275,3 +302,4 @@ class PipelineSpec:
     training: TrainingSpec = dataclasses.field(default_factory=TrainingSpec)
     evaluation: EvaluationSpec = dataclasses.field(default_factory=EvaluationSpec)
     push: PushSpec = dataclasses.field(default_factory=PushSpec)
+    deploy: DeploySpec = dataclasses.field(default_factory=DeploySpec)

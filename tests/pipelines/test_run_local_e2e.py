@@ -4,6 +4,9 @@ Asserted from ML Metadata: a rerun with nothing changed executes no
 component and pushes no version; with --force every component comes from
 TFX's cache; changing a training setting re-runs the Trainer and what
 depends on it only. The pushed model is loaded and predicts on raw rows.
+Deployment is on: each pushed version is verified on an embedded TF
+Serving-compatible server and labelled `stable` in the model config; one
+that misses its latency budget is rolled back and fails the run.
 """
 
 from __future__ import annotations
@@ -24,11 +27,27 @@ def pushed_versions(serving_dir: str) -> list[str]:
     return sorted(os.listdir(base)) if os.path.isdir(base) else []
 
 
+def served_config(serving_dir: str):
+    """(versions kept loaded, the `stable` version) from the generated model config."""
+    from serving import config as serving_config
+
+    config = serving_config.read_text_proto(
+        os.path.join(serving_dir, "taxi_sample.config", serving_config.MODEL_CONFIG_FILE),
+        serving_config.ModelServerConfig,
+    )
+    model = serving_config.find_model(config, "taxi_sample")
+    return sorted(str(v) for v in model.model_version_policy.specific.versions), str(model.version_labels["stable"])
+
+
 @pytest.fixture(scope="module")
 def first_run(taxi_sample_csv, tmp_path_factory):
     root = tmp_path_factory.mktemp("e2e_root")
     spec = taxi_spec(
-        taxi_sample_csv, str(root / "run"), pipeline={"name": "taxi_sample"}, push={"model_name": "taxi_sample"}
+        taxi_sample_csv,
+        str(root / "run"),
+        pipeline={"name": "taxi_sample"},
+        push={"model_name": "taxi_sample"},
+        deploy={"enabled": True, "p99_budget_ms": 2000, "sample_rows": 8},
     )
     spec_file = write_spec(root / "spec.yaml", spec)
     completed = run_cli(spec_file)
@@ -53,7 +72,15 @@ def test_first_run_prints_progress_and_summary_and_pushes(first_run):
     assert "Full log: " in out
     assert len(pushed_versions(first_run["serving"])) == 1
     states = executions_after(first_run["metadata"], 0)
-    assert all(states[c] == "COMPLETE" for c in UPSTREAM + ["Trainer", "Evaluator", "Pusher"]), states
+    assert all(states[c] == "COMPLETE" for c in UPSTREAM + ["Trainer", "Evaluator", "Pusher", "Deployer"]), states
+
+
+def test_first_run_deploys_the_pushed_version_as_stable(first_run):
+    (version,) = pushed_versions(first_run["serving"])
+    assert served_config(first_run["serving"]) == ([version], version)
+    assert f"Serving: version {version} is `stable`" in first_run["stdout"]
+    warmup = os.path.join(first_run["serving"], "taxi_sample", version, "assets.extra", "tf_serving_warmup_requests")
+    assert os.path.getsize(warmup) > 0
 
 
 def test_pushed_model_predicts_on_raw_rows(first_run, taxi_sample_csv):
@@ -147,6 +174,27 @@ def test_changing_a_training_setting_reruns_trainer_and_downstream_only(first_ru
     assert completed.returncode == 0, completed.stdout + completed.stderr
     states = executions_after(first_run["metadata"], before)
     assert {c: states.get(c) for c in UPSTREAM} == {c: "CACHED" for c in UPSTREAM}
-    assert {c: states.get(c) for c in ("Trainer", "Evaluator", "Pusher")} == {
-        c: "COMPLETE" for c in ("Trainer", "Evaluator", "Pusher")
+    assert {c: states.get(c) for c in ("Trainer", "Evaluator", "Pusher", "Deployer")} == {
+        c: "COMPLETE" for c in ("Trainer", "Evaluator", "Pusher", "Deployer")
     }
+    first, second = pushed_versions(first_run["serving"])
+    # The new version is `stable`; the previous one stays loaded for an instant rollback.
+    assert served_config(first_run["serving"]) == ([first, second], second)
+
+
+def test_a_version_over_the_latency_budget_is_rolled_back_and_fails_the_run(first_run):
+    stable_before = served_config(first_run["serving"])[1]
+    spec = dict(first_run["spec"])
+    spec["training"] = dict(spec["training"], train_steps=300)
+    spec["deploy"] = dict(spec["deploy"], p99_budget_ms=0.001)
+    spec_file = write_spec(first_run["root"] / "spec_tight_budget.yaml", spec)
+
+    completed = run_cli(spec_file)
+
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "Run failed at Deployer" in completed.stderr
+    assert "`latency` check and was rolled back" in completed.stderr, completed.stderr
+    rejected = pushed_versions(first_run["serving"])[-1]
+    versions, stable = served_config(first_run["serving"])
+    assert stable == stable_before
+    assert rejected != stable and rejected not in versions

@@ -12,6 +12,7 @@ that misses its latency budget is rolled back and fails the run.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from mlmd_queries import executions_after, max_execution_id
@@ -142,6 +143,76 @@ def test_pushed_model_predicts_on_raw_rows(first_run, taxi_sample_csv):
     classify = model.signatures["classification"](inputs=tf.constant([example(r) for r in rows]))
     assert classify["scores"].shape == (8, 2)
     assert classify["scores"].numpy()[:, 1] == pytest.approx(probability, abs=1e-5)
+
+
+def test_deployed_model_answers_rest_and_grpc_like_the_saved_model(first_run, taxi_sample_csv):
+    """The pipeline's own model behind the embedded server, started from the generated config."""
+    import base64
+    import glob
+
+    import grpc
+    import tensorflow as tf
+    from tensorflow_serving.apis import (
+        classification_pb2,
+        get_model_metadata_pb2,
+        predict_pb2,
+        prediction_service_pb2_grpc,
+    )
+
+    from serving import config as serving_config
+    from serving.client import RestClient
+    from serving.server import EmbeddedServer
+
+    serving = first_run["serving"]
+    (version,) = pushed_versions(serving)
+    eval_files = glob.glob(
+        os.path.join(first_run["root"], "run", "artifacts", "ExampleGen", "examples", "*", "Split-eval", "*")
+    )
+    rows = [r.numpy() for r in tf.data.TFRecordDataset(eval_files, compression_type="GZIP").take(4)]
+    expected = (
+        tf.saved_model.load(os.path.join(serving, "taxi_sample", version))
+        .signatures["serving_default"](examples=tf.constant(rows))["probability"]
+        .numpy()
+    )
+    config_dir = os.path.join(serving, "taxi_sample.config")
+    files = serving_config.ServerFiles(
+        Path(config_dir, serving_config.MODEL_CONFIG_FILE), None, Path(config_dir, serving_config.MONITORING_FILE)
+    )
+    server = EmbeddedServer.from_files(files, rest_port=0, grpc_port=0).start()
+    try:
+        with RestClient(server.rest_url) as client:
+            status = client.status("taxi_sample", label="stable")
+            assert status["model_version_status"][0]["state"] == "AVAILABLE"
+            body = {"instances": [{"b64": base64.b64encode(row).decode()} for row in rows]}
+            predictions = client.predict("taxi_sample", body, label="stable")["predictions"]
+        assert [p["probability"] for p in predictions] == pytest.approx(expected.tolist(), abs=1e-5)
+
+        with grpc.insecure_channel(server.grpc_address) as channel:
+            stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+            request = predict_pb2.PredictRequest()
+            request.model_spec.name = "taxi_sample"
+            request.model_spec.version_label = "stable"
+            request.inputs["examples"].CopyFrom(tf.make_tensor_proto(rows, dtype=tf.string))
+            response = stub.Predict(request, timeout=30)
+            assert response.model_spec.version.value == int(version)
+            assert tf.make_ndarray(response.outputs["probability"]).tolist() == pytest.approx(
+                expected.tolist(), abs=1e-5
+            )
+
+            classify = classification_pb2.ClassificationRequest()
+            classify.model_spec.name = "taxi_sample"
+            classify.model_spec.signature_name = "classification"
+            for row in rows:
+                classify.input.example_list.examples.add().ParseFromString(row)
+            scores = [c.classes[1].score for c in stub.Classify(classify, timeout=30).result.classifications]
+            assert scores == pytest.approx(expected.tolist(), abs=1e-5)
+
+            metadata = get_model_metadata_pb2.GetModelMetadataRequest()
+            metadata.model_spec.name = "taxi_sample"
+            metadata.metadata_field.append("signature_def")
+            assert "serving_raw" in str(stub.GetModelMetadata(metadata, timeout=30).metadata["signature_def"])
+    finally:
+        server.stop()
 
 
 def test_rerun_with_nothing_changed_executes_nothing(first_run):

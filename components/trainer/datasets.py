@@ -76,7 +76,9 @@ def build_datasets(
             num_shards=context.num_input_pipelines if context else 1,
             shard_index=context.input_pipeline_id if context else 0,
         )
-        return input_pipeline.make_dataset(patterns, spec, label, options, transform=transform, feature_keys=feature_keys)
+        return input_pipeline.make_dataset(
+            patterns, spec, label, options, transform=transform, feature_keys=feature_keys
+        )
 
     train_batch = training.batch_size * training.gradient_accumulation_steps
     if strategy is None:

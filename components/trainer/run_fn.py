@@ -210,6 +210,7 @@ def run_fn(fn_args) -> None:
         wall_seconds=time.perf_counter() - run_started,
         workers=workers,
         optimizer_steps=int(model.optimizer.iterations.numpy()),
+        learning_rate=float(tf.keras.backend.get_value(model.optimizer.learning_rate)),
     )
     advice = input_bound_advice(report.get("input_wait_fraction") or 0.0, plan.materialized, plan.cached)
     if advice:

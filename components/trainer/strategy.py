@@ -211,13 +211,27 @@ def create_strategy(
     devices = _device_names(selected)
     if kind == "one_device":
         default_device = not devices or devices[0] == "/gpu:0"
-        strategy = tf.distribute.get_strategy() if default_device else tf.distribute.MirroredStrategy(devices[:1])
+        strategy = tf.distribute.get_strategy() if default_device else _mirrored(devices[:1])
     elif kind == "mirrored":
         cpus = [device.name for device in tf.config.list_logical_devices("CPU")]
-        strategy = tf.distribute.MirroredStrategy(devices or cpus)
+        strategy = _mirrored(devices or cpus)
     else:
         strategy = _multi_worker()
     return StrategyChoice(kind, strategy, selected, is_chief(tf_config), _task_name(tf_config))
+
+
+def _mirrored(devices: Sequence[str]) -> tf.distribute.MirroredStrategy:
+    """A MirroredStrategy whose collective keys differ from every earlier one in this process.
+
+    Each MirroredStrategy numbers its all-reduce collectives from the same
+    base key, and TensorFlow's collective executor remembers instances by
+    key: a second strategy in one process (a second `run_fn`, another
+    pipeline) then hits "Shape mismatch in the collective instance". Moving
+    the base before each one is what TensorFlow's own tests do
+    (`strategy_combinations._mirrored_strategy_with_collective_key_base`).
+    """
+    tf.distribute.MirroredStrategy._collective_key_base += 100_000
+    return tf.distribute.MirroredStrategy(list(devices))
 
 
 def _multi_worker() -> tf.distribute.Strategy:

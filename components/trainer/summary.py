@@ -2,8 +2,9 @@
 
 Keys: `train_steps`, `seconds` (wall time of `fit`), `examples_per_second`
 (steady state, all replicas), `mean_step_seconds`, `input_wait_fraction`,
-`strategy`, `replicas`, `workers`, `global_batch`,
-`gradient_accumulation_steps`, `precision_policy`, `xla`,
+`strategy`, `replicas`, `workers`, `global_batch`, `learning_rate` (the
+optimizer's, after `scale_learning_rate`), `gradient_accumulation_steps`,
+`precision_policy`, `xla`,
 `resumed_from_step` (0 unless restored from a checkpoint), `optimizer_steps`,
 `peak_gpu_memory_bytes` (None on CPU), `accelerator_hours` (GPUs x wall hours
 of the Trainer; 0 on CPU), `final` (last value of each Keras metric).
@@ -74,6 +75,7 @@ def training_summary(
     wall_seconds: float,
     workers: int,
     optimizer_steps: int,
+    learning_rate: float,
 ) -> dict[str, Any]:
     """Everything the summary file records, as plain JSON-able values."""
     speed = monitor.report()
@@ -85,6 +87,7 @@ def training_summary(
         "replicas": choice.replicas,
         "workers": workers,
         "global_batch": options.global_batch(choice.replicas),
+        "learning_rate": float(f"{learning_rate:.7g}"),  # float32 -> the rate as written
         "gradient_accumulation_steps": options.gradient_accumulation_steps,
         "precision_policy": policy,
         "xla": options.xla,

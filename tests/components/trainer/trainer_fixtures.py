@@ -11,8 +11,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Sequence
 from typing import Any, Optional
 
 import numpy as np
@@ -171,23 +176,112 @@ def make_fn_args(
 
 
 def read_summary(fn_args) -> dict[str, Any]:
+    """The `training_summary.json` a run wrote."""
     with open(os.path.join(fn_args.model_run_dir, "training_summary.json"), encoding="utf-8") as handle:
         return json.load(handle)
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def start_trainer_process(
-    fn_args_file: str, logical_cpus: int = 0, tf_config: Optional[dict] = None, log_file: Optional[str] = None
+    fn_args_files: Sequence[str],
+    logical_cpus: int = 0,
+    tf_config: Optional[dict] = None,
+    log_file: Optional[str] = None,
 ) -> subprocess.Popen:
-    """Starts `trainer_process.py` (run_fn in a fresh process) and returns the process."""
+    """Starts `trainer_process.py` (run_fn over each FnArgs file, in one fresh process)."""
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
     env.pop("TF_CONFIG", None)
     if tf_config is not None:
         env["TF_CONFIG"] = json.dumps(tf_config)
     output = open(log_file, "w") if log_file else subprocess.DEVNULL  # noqa: SIM115 - the child owns it
     return subprocess.Popen(
-        [sys.executable, PROCESS_SCRIPT, fn_args_file, "--logical-cpus", str(logical_cpus)],
+        [sys.executable, PROCESS_SCRIPT, *fn_args_files, "--logical-cpus", str(logical_cpus)],
         stdout=output,
         stderr=subprocess.STDOUT,
         env=env,
         cwd=REPO,
     )
+
+
+def finish(process: subprocess.Popen, log_file: str, timeout: float = 240) -> None:
+    """Waits for a trainer process; fails with the end of its log when it did not exit 0."""
+    try:
+        code = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        code = "timeout"
+    if code != 0:
+        with open(log_file, encoding="utf-8", errors="replace") as handle:
+            tail = handle.read()[-4000:]
+        raise AssertionError(f"trainer process ended with {code}:\n{tail}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ObservedRun:
+    """What one watched training left behind: the TFX Model artifact, its logs, the metrics scraped."""
+
+    model: Any
+    model_run_dir: str
+    scrapes: list[str]
+    port: int
+
+
+class PrometheusScraper:
+    """Scrapes `http://127.0.0.1:<port>/metrics` every 20 ms in a thread, keeping each body that answered."""
+
+    def __init__(self, port: int):
+        self.url = f"http://127.0.0.1:{port}/metrics"
+        self.bodies: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._scrape, daemon=True)
+
+    def _scrape(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with urllib.request.urlopen(self.url, timeout=1) as response:
+                    self.bodies.append(response.read().decode())
+            except OSError:
+                pass
+            time.sleep(0.02)
+
+    def __enter__(self) -> PrometheusScraper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def run_generic_executor(data: TrainerData, root: str, custom_config: dict[str, Any]):
+    """Runs TFX's Trainer `GenericExecutor` with our `run_fn` on materialized examples; returns the Model artifact."""
+    from google.protobuf import json_format
+    from tfx.components.trainer.executor import GenericExecutor
+    from tfx.proto import trainer_pb2
+    from tfx.types import artifact_utils, standard_artifacts
+
+    examples = standard_artifacts.Examples()
+    examples.uri = os.path.dirname(os.path.dirname(data.transformed_train))
+    examples.split_names = artifact_utils.encode_split_names(["train", "eval"])
+    graph = standard_artifacts.TransformGraph()
+    graph.uri = data.transform_output
+    model, model_run = standard_artifacts.Model(), standard_artifacts.ModelRun()
+    model.uri, model_run.uri = os.path.join(root, "model"), os.path.join(root, "model_run")
+    training = custom_config["training"]
+    GenericExecutor().Do(
+        {"examples": [examples], "transform_graph": [graph]},
+        {"model": [model], "model_run": [model_run]},
+        {
+            "train_args": json_format.MessageToJson(trainer_pb2.TrainArgs(num_steps=training["train_steps"])),
+            "eval_args": json_format.MessageToJson(trainer_pb2.EvalArgs(num_steps=training["eval_steps"])),
+            "run_fn": "components.trainer.run_fn.run_fn",
+            "custom_config": json.dumps(custom_config),
+        },
+    )
+    return model

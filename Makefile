@@ -2,12 +2,13 @@
 #   make run    set up, then run the bundled Chicago taxi pipeline end to end
 #   make test   set up, then run the test suite
 VENV ?= .venv
+VENV_AIRFLOW ?= .venv-airflow
 PY := $(VENV)/bin/python
 export TF_USE_LEGACY_KERAS := 1
 export TF_CPP_MIN_LOG_LEVEL := 3
 export PYTHONWARNINGS := ignore::FutureWarning
 
-.PHONY: setup run test test-fast lint bench clean
+.PHONY: setup extras run test test-fast lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -21,10 +22,29 @@ $(VENV)/.installed: requirements.lock setup.py
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
+# Optional engines the tests use (docs/orchestrators.md), idempotent like setup:
+# requirements-extras.lock goes into $(VENV) under -c requirements.lock (no pin changes);
+# Airflow 2 needs Werkzeug<3, so it gets $(VENV_AIRFLOW), with $(VENV)'s packages behind its own.
+extras: $(VENV)/.extras-installed $(VENV_AIRFLOW)/.installed
+
+$(VENV)/.extras-installed: $(VENV)/.installed requirements-extras.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check -c requirements.lock -r requirements-extras.lock
+	@touch $@
+
+$(VENV_AIRFLOW)/.installed: $(VENV)/.extras-installed requirements-airflow.lock
+	@python310=$$(scripts/find_python310.sh) || exit 1; rm -rf $(VENV_AIRFLOW); $$python310 -m venv $(VENV_AIRFLOW) || exit 1
+	@echo "Installing Airflow into $(VENV_AIRFLOW) (requirements-airflow.lock; about a minute)..."
+	$(VENV_AIRFLOW)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-airflow.lock
+	@site=$$($(VENV_AIRFLOW)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	base=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	echo "import site; site.addsitedir('$$base')" > $$site/zz_tfx_venv.pth
+	$(VENV_AIRFLOW)/bin/python -c 'import airflow, tfx, pipelines.targets.airflow'
+	@touch $@
+
 run: setup
 	$(PY) pipelines/run_local.py
 
-test: setup
+test: setup extras
 	$(PY) -m pytest tests -q
 
 test-fast: setup

@@ -55,7 +55,8 @@ def run(resolved: ResolvedSpec, force: bool = False, hooks: Sequence[object] | N
     Args:
       resolved: a checked spec (from `load`).
       force: skip the up-to-date check and let TFX's cache decide per component.
-      hooks: lifecycle hooks (see `pipelines.runners.hooks`); default prints progress.
+      hooks: lifecycle hooks (see `pipelines.runners.hooks`), after the progress printer and the
+        spec's own `hooks:`.
       stream: where progress and the summary go (default stdout).
 
     Raises:
@@ -91,7 +92,24 @@ def run(resolved: ResolvedSpec, force: bool = False, hooks: Sequence[object] | N
     tfx_pipeline = compile(resolved)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     log_file = os.path.join(resolved.log_dir, f"run-{stamp}.log")
-    result = run_pipeline(tfx_pipeline, log_file, hooks=[ProgressPrinter(stream), *(hooks or [])])
+    from pipelines.runners.retry import policies_from_spec
+    from pipelines.runners.spec_hooks import build_hooks
+    from pipelines.targets.resources import unhonoured_settings
+
+    for warning in unhonoured_settings(resolved.spec.orchestrator, "local"):
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
+
+    spec_hooks = build_hooks(resolved.spec)  # `hooks:` in the spec, before those given here
+    try:
+        result = run_pipeline(
+            tfx_pipeline,
+            log_file,
+            hooks=[ProgressPrinter(stream), *spec_hooks, *(hooks or [])],
+            policies=policies_from_spec(resolved.spec.orchestrator),
+        )
+    finally:
+        for hook in spec_hooks:
+            getattr(hook, "close", lambda: None)()
     connection = tfx_pipeline.metadata_connection_config
     summary = summarize(connection, result.components)
     seconds = time.perf_counter() - started

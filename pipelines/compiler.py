@@ -12,6 +12,7 @@ from components import ensure_legacy_keras  # noqa: F401 - sets TF_USE_LEGACY_KE
 from components.transform.config import TransformConfig
 from pipelines.spec import ResolvedSpec
 from pipelines.spec import metrics as metric_table
+from pipelines.steps.wiring import add_custom_steps
 
 __all__ = ["compile_pipeline", "transform_config", "DEFAULT_BEAM_ARGS", "COMPONENT_ORDER"]
 
@@ -222,6 +223,8 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
                 sample_rows=deploy.sample_rows,
             ).with_id("Deployer")
         )
+    # Custom `steps:` from the spec, spliced in after the built-in components exist.
+    components = add_custom_steps(spec, components)
     return pipeline.Pipeline(
         pipeline_name=resolved.name,
         pipeline_root=resolved.artifact_root,

@@ -22,6 +22,7 @@ import sqlite3
 from typing import Any
 
 from pipelines.spec import ResolvedSpec
+from pipelines.steps.registry import target_of
 
 __all__ = ["run_fingerprint", "RunRecord", "read_record", "write_record", "is_up_to_date", "max_execution_id"]
 
@@ -61,6 +62,7 @@ def run_fingerprint(resolved: ResolvedSpec) -> str:
         resolved.schema_path,
         _module_file(resolved.spec.transform.module),
         _module_file(resolved.spec.model.build_model),
+        *(_module_file(target_of(step.uses)) for step in resolved.spec.steps),
     ):
         if path and os.path.isfile(path):
             with open(path, "rb") as handle:

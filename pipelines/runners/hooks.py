@@ -3,10 +3,13 @@
 Hooks take keyword arguments only, grouped by phase, so new arguments can
 be added without breaking existing hooks:
 
+- `before_run(pipeline_name, run_id)`
 - `before_component(component_id, index, total)`
 - `after_component(component_id, index, total, status, seconds, execution_id)`
   where status is `executed` or `cached`
 - `on_failure(component_id, index, total, seconds, error)`
+- `on_retry(component_id, index, total, attempt, error)`: attempt `attempt` failed
+  and the component runs again (`orchestrator.components.<id>.retries`)
 - `after_run(pipeline_name, run_id, status, seconds)`
 """
 

@@ -13,8 +13,9 @@ import datetime
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from pipelines.runners import retry
 from pipelines.runners.hooks import HookList
 
 __all__ = ["ComponentResult", "RunResult", "run_pipeline", "ComponentFailed"]
@@ -73,8 +74,17 @@ def _execution_state(connection_config, execution_id: int) -> int:
         return handle.store.get_executions_by_id([execution_id])[0].last_known_state
 
 
-def run_pipeline(tfx_pipeline, log_file: str, hooks: Sequence[object] = ()) -> RunResult:
+def run_pipeline(
+    tfx_pipeline,
+    log_file: str,
+    hooks: Sequence[object] = (),
+    policies: Mapping[str, retry.RetryPolicy] | None = None,
+) -> RunResult:
     """Compiles `tfx_pipeline` to IR and runs every node in topological order.
+
+    `policies` gives components retries and time limits, by component id: a
+    failed attempt is retried `retries` times (hook `on_retry`), each attempt
+    stopped after `timeout_seconds`.
 
     Raises:
         ComponentFailed: a component raised; earlier components' artifacts stay
@@ -90,6 +100,7 @@ def run_pipeline(tfx_pipeline, log_file: str, hooks: Sequence[object] = ()) -> R
     hook_list = HookList(hooks)
     started = time.perf_counter()
     run_id = datetime.datetime.now().isoformat()
+    hook_list.call("before_run", pipeline_name=tfx_pipeline.pipeline_info.pipeline_name, run_id=run_id)
     results: list[ComponentResult] = []
     status = "failed"
     try:
@@ -104,24 +115,33 @@ def run_pipeline(tfx_pipeline, log_file: str, hooks: Sequence[object] = ()) -> R
             node_id = pipeline_node.node_info.id
             hook_list.call("before_component", component_id=node_id, index=index, total=total)
             step_started = time.perf_counter()
-            component_launcher = launcher.Launcher(
-                pipeline_node=pipeline_node,
-                mlmd_connection=metadata.Metadata(connection_config),
-                pipeline_info=ir.pipeline_info,
-                pipeline_runtime_spec=ir.runtime_spec,
-                executor_spec=runner_utils.extract_executor_spec(deployment_config, node_id),
-                custom_driver_spec=runner_utils.extract_custom_driver_spec(deployment_config, node_id),
-            )
-            logging.info("Component %s is running.", node_id)
-            try:
-                info = component_launcher.launch()
-            except BaseException as error:
-                seconds = time.perf_counter() - step_started
-                hook_list.call(
-                    "on_failure", component_id=node_id, index=index, total=total, seconds=seconds, error=error
+            policy = retry.policy_for(policies, node_id)
+            for attempt in range(1, policy.retries + 2):
+                component_launcher = launcher.Launcher(
+                    pipeline_node=pipeline_node,
+                    mlmd_connection=metadata.Metadata(connection_config),
+                    pipeline_info=ir.pipeline_info,
+                    pipeline_runtime_spec=ir.runtime_spec,
+                    executor_spec=runner_utils.extract_executor_spec(deployment_config, node_id),
+                    custom_driver_spec=runner_utils.extract_custom_driver_spec(deployment_config, node_id),
                 )
-                logging.exception("Component %s failed.", node_id)
-                raise ComponentFailed(node_id, error, log_file) from error
+                logging.info("Component %s is running (attempt %d).", node_id, attempt)
+                try:
+                    with retry.time_limit(node_id, policy.timeout_seconds):
+                        info = component_launcher.launch()
+                    break
+                except BaseException as error:
+                    seconds = time.perf_counter() - step_started
+                    logging.exception("Component %s failed (attempt %d).", node_id, attempt)
+                    if attempt <= policy.retries and isinstance(error, Exception):
+                        hook_list.call(
+                            "on_retry", component_id=node_id, index=index, total=total, attempt=attempt, error=error
+                        )
+                        continue
+                    hook_list.call(
+                        "on_failure", component_id=node_id, index=index, total=total, seconds=seconds, error=error
+                    )
+                    raise ComponentFailed(node_id, error, log_file) from error
             seconds = time.perf_counter() - step_started
             execution_id = getattr(info, "execution_id", None)
             step_status = "executed"

@@ -28,6 +28,14 @@ class ProgressPrinter:
     ) -> None:
         self._print(f"[{index}/{total}] {component_id:<{self.width}} {status:<9} {seconds:6.1f}s")
 
+    def on_retry(
+        self, *, component_id: str, index: int, total: int, attempt: int, error: BaseException, **_: Any
+    ) -> None:
+        reason = str(error).splitlines()[0][:120] if str(error) else type(error).__name__
+        self._print(
+            f"[{index}/{total}] {component_id:<{self.width}} {'RETRYING':<9} attempt {attempt} failed: {reason}"
+        )
+
     def on_failure(
         self, *, component_id: str, index: int, total: int, seconds: float, error: BaseException, **_: Any
     ) -> None:

@@ -8,7 +8,9 @@ lists them. Paths in a spec are relative to the spec file's folder;
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
+
+from pipelines.spec.orchestrator import OrchestratorSpec
 
 __all__ = [
     "PipelineSection",
@@ -22,6 +24,9 @@ __all__ = [
     "EvaluationSpec",
     "PushSpec",
     "DeploySpec",
+    "StepSpec",
+    "HookSpec",
+    "OrchestratorSpec",
     "PipelineSpec",
     "TRANSFORMS",
     "CATEGORICAL_TRANSFORMS",
@@ -289,6 +294,37 @@ class DeploySpec:
 
 
 @dataclasses.dataclass(frozen=True)
+class StepSpec:
+    """A custom step: a TFX component added to the pipeline (see docs/adding_a_component.md).
+
+    `uses` is a short name from the component registry (`python -m pipelines
+    components`) or `package.module:Name`, a `@component` function or a
+    `BaseComponent` subclass. `inputs` maps each of its inputs to another
+    step's output, `Step.output` (built-in steps included, e.g.
+    `ExampleGen.examples`). `parameters` are checked against the component's
+    signature. `replaces: Step.output` makes the built-in steps that read that
+    output read this step's output of the same type instead: that is how a
+    step goes between two built-in ones.
+    """
+
+    name: str
+    uses: str
+    inputs: dict[str, str] = dataclasses.field(default_factory=dict)
+    parameters: dict[str, Any] = dataclasses.field(default_factory=dict)
+    replaces: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class HookSpec:
+    """A lifecycle hook: `uses` names a factory (`package.module:Name`, or a
+    registered short name such as `prometheus`), called with `parameters` as
+    keyword arguments; the object it returns gets the run's events."""
+
+    uses: str
+    parameters: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
 class PipelineSpec:
     """A whole pipeline, as one YAML file declares it."""
 
@@ -303,3 +339,7 @@ class PipelineSpec:
     evaluation: EvaluationSpec = dataclasses.field(default_factory=EvaluationSpec)
     push: PushSpec = dataclasses.field(default_factory=PushSpec)
     deploy: DeploySpec = dataclasses.field(default_factory=DeploySpec)
+    steps: list[StepSpec] = dataclasses.field(default_factory=list)
+    # A bare string is shorthand for `{uses: <string>}`.
+    hooks: list[str | HookSpec] = dataclasses.field(default_factory=list)
+    orchestrator: OrchestratorSpec = dataclasses.field(default_factory=OrchestratorSpec)

@@ -17,8 +17,10 @@ from pipelines.spec import metrics as metric_table
 from pipelines.spec.data_checks import DataProblem, DataProfile, list_data_files, profile_csv, profile_tfrecord
 from pipelines.spec.errors import SpecProblem, did_you_mean
 from pipelines.spec.models import PipelineSpec
+from pipelines.spec.orchestrator import rule_orchestrator
 from pipelines.spec.resolved import ResolvedSpec
 from pipelines.spec.yaml_source import YamlSource
+from pipelines.steps.checks import rule_hooks, rule_steps
 
 __all__ = ["RULES", "check", "CheckContext"]
 
@@ -195,6 +197,9 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     rule_model,
     rule_modules,
     rule_schema,
+    rule_steps,
+    rule_hooks,
+    rule_orchestrator,
 ]
 
 

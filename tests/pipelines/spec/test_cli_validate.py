@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 from pathlib import Path
-
-import dataclasses
 
 import pytest
 

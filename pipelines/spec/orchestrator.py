@@ -1,0 +1,182 @@
+"""The `orchestrator:` section: where and when a pipeline runs, and how each component runs.
+
+Example:
+    orchestrator:
+      target: kubeflow              # local (default) | beam | kubeflow | airflow
+      schedule: "0 3 * * *"         # cron, five fields, or @daily / @hourly / ...
+      image: gcr.io/me/yaml-tfx:0.1.0
+      components:
+        Trainer: {cpu: 8, memory: 32Gi, gpus: 2, accelerator: NVIDIA_TESLA_T4, workers: 3}
+        Evaluator: {retries: 2, timeout_seconds: 1800}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from typing import Literal, Optional
+
+__all__ = [
+    "ComponentRunSpec",
+    "KubeflowSpec",
+    "AirflowSpec",
+    "OrchestratorSpec",
+    "TARGETS",
+    "DEFAULT_IMAGE",
+    "rule_orchestrator",
+]
+
+Target = Literal["local", "beam", "kubeflow", "airflow"]
+TARGETS: tuple[str, ...] = Target.__args__  # type: ignore[attr-defined]
+# TFX's own image for this TFX version; build FROM it with this project installed.
+DEFAULT_IMAGE = "tensorflow/tfx:1.16.0"
+_MEMORY = re.compile(r"^(\d+(\.\d+)?)(Ki|Mi|Gi|Ti|K|M|G|T)?$")
+
+
+@dataclasses.dataclass(frozen=True)
+class ComponentRunSpec:
+    """How one component runs: its resources, retries and time limit.
+
+    `cpu` in cores (0.5, 2); `memory` as a Kubernetes quantity (`512Mi`,
+    `16Gi`); `gpus` per replica and `accelerator` its type (Vertex names such
+    as `NVIDIA_TESLA_T4`; on Kubernetes, the node label value). `retries`
+    re-runs a failed component that many times; `timeout_seconds` stops it.
+    `workers` (Trainer only, kubeflow target): replicas of distributed
+    training, one chief and `workers - 1` workers.
+    """
+
+    cpu: Optional[float] = None
+    memory: Optional[str] = None
+    gpus: int = 0
+    accelerator: Optional[str] = None
+    retries: int = 0
+    timeout_seconds: Optional[int] = None
+    workers: int = 1
+
+    def __post_init__(self):
+        if self.cpu is not None and self.cpu <= 0:
+            raise ValueError(f"`cpu` must be above 0 cores. Received: cpu={self.cpu}. Example: `cpu: 2`.")
+        if self.memory is not None and not _MEMORY.match(self.memory):
+            raise ValueError(
+                f"`memory` must be a Kubernetes quantity. Expected a number with an optional unit "
+                f"(Ki, Mi, Gi, Ti, K, M, G, T). Received: memory={self.memory!r}. Example: `memory: 16Gi`."
+            )
+        if self.gpus < 0:
+            raise ValueError(f"`gpus` must be 0 or more. Received: gpus={self.gpus}.")
+        if self.accelerator and not self.gpus:
+            raise ValueError(
+                f"`accelerator` needs `gpus`. Expected gpus of 1 or more. Received: gpus={self.gpus}, "
+                f"accelerator={self.accelerator!r}. Add `gpus: 1` or remove `accelerator`."
+            )
+        if self.retries < 0:
+            raise ValueError(f"`retries` must be 0 or more. Received: retries={self.retries}.")
+        if self.timeout_seconds is not None and self.timeout_seconds < 1:
+            raise ValueError(
+                f"`timeout_seconds` must be at least 1. Received: timeout_seconds={self.timeout_seconds}. "
+                "Write `timeout_seconds: null` for no limit."
+            )
+        if self.workers < 1:
+            raise ValueError(f"`workers` must be at least 1. Received: workers={self.workers}.")
+
+    @property
+    def memory_bytes(self) -> Optional[int]:
+        """`memory` in bytes (None when not set)."""
+        if self.memory is None:
+            return None
+        match = _MEMORY.match(self.memory)
+        assert match is not None
+        powers = {None: 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+        powers.update({"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40})
+        return int(float(match.group(1)) * powers[match.group(3)])
+
+    @property
+    def requests_resources(self) -> bool:
+        return self.cpu is not None or self.memory is not None or self.gpus > 0 or self.workers > 1
+
+
+@dataclasses.dataclass(frozen=True)
+class KubeflowSpec:
+    """Kubeflow Pipelines v2 / Vertex AI Pipelines settings.
+
+    `namespace` is where multi-node training TFJobs go. With `vertex_region`,
+    multi-node training runs as a Vertex AI custom job (TFX's Vertex trainer)
+    instead of a TFJob; `vertex_project` is the Google Cloud project.
+    """
+
+    namespace: str = "kubeflow"
+    vertex_region: Optional[str] = None
+    vertex_project: Optional[str] = None
+    service_account: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class AirflowSpec:
+    """Airflow DAG settings: the first date the schedule counts from."""
+
+    start_date: str = "2024-01-01"
+    catchup: bool = False
+
+    def __post_init__(self):
+        if not re.match(r"^\d{4}-\d{2}-\d{2}$", self.start_date):
+            raise ValueError(
+                f"`start_date` must be a date. Expected YYYY-MM-DD. Received: start_date={self.start_date!r}."
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class OrchestratorSpec:
+    """Where and when the pipeline runs.
+
+    `target`: `local` (this process), `beam` (TFX's BeamDagRunner),
+    `kubeflow` (pipeline JSON for Kubeflow Pipelines v2 and Vertex AI
+    Pipelines), `airflow` (a DAG file). `schedule` is a cron expression.
+    `beam_args` are Beam pipeline arguments for the Beam-powered components
+    (for example `--runner=FlinkRunner`); `image` is the container image of
+    every component on kubeflow. `components` maps component ids
+    (`Trainer`, `Evaluator`, ...) to their resources, retries and time limits.
+    """
+
+    target: Target = "local"
+    schedule: Optional[str] = None
+    image: str = DEFAULT_IMAGE
+    beam_args: Optional[list[str]] = None
+    components: dict[str, ComponentRunSpec] = dataclasses.field(default_factory=dict)
+    kubeflow: KubeflowSpec = dataclasses.field(default_factory=KubeflowSpec)
+    airflow: AirflowSpec = dataclasses.field(default_factory=AirflowSpec)
+
+    def component(self, component_id: str) -> ComponentRunSpec:
+        """The settings of `component_id` (defaults when the spec names none)."""
+        return self.components.get(component_id) or ComponentRunSpec()
+
+
+def rule_orchestrator(ctx) -> Iterator:
+    """The schedule is valid cron; `components` names real components; `workers` is for the Trainer."""
+    from pipelines.compiler import COMPONENT_ORDER
+    from pipelines.spec.cron import cron_problem
+    from pipelines.spec.errors import did_you_mean
+
+    orchestrator: OrchestratorSpec = ctx.spec.orchestrator
+    if orchestrator.schedule is not None:
+        problem = cron_problem(orchestrator.schedule)
+        if problem:
+            yield ctx.problem(
+                "orchestrator.schedule",
+                f"invalid cron expression: {problem}. Expected `minute hour day-of-month month day-of-week` "
+                f'or a macro such as `@daily`. Received: {orchestrator.schedule!r}. Example: `schedule: "0 3 * * *"`.',
+            )
+    known = list(COMPONENT_ORDER) + [step.name for step in getattr(ctx.spec, "steps", None) or ()]
+    for component_id, settings in orchestrator.components.items():
+        path = f"orchestrator.components.{component_id}"
+        if component_id not in known:
+            yield ctx.problem(
+                path,
+                f"unknown component `{component_id}`.{did_you_mean(component_id, known)} "
+                f"Expected one of: {', '.join(known)}. Rename or remove it.",
+            )
+        elif settings is not None and settings.workers > 1 and component_id != "Trainer":
+            yield ctx.problem(
+                f"{path}.workers",
+                f"only the Trainer runs on several workers. Expected workers: 1 for {component_id}. "
+                f"Received: workers={settings.workers}. Remove `workers`, or move it under `Trainer`.",
+            )

@@ -1,0 +1,72 @@
+"""The command-line side of targets: `compile --target T` and `run --target beam`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pipelines.spec.orchestrator import TARGETS
+
+__all__ = ["add_compile_command", "add_target_option", "run_on_target", "RUNNABLE_TARGETS"]
+
+RUNNABLE_TARGETS = ("local", "beam")
+
+
+def add_target_option(run_parser: argparse.ArgumentParser) -> None:
+    run_parser.add_argument(
+        "--target",
+        choices=RUNNABLE_TARGETS,
+        default=None,
+        help="where to run: local (this process) or beam (TFX's BeamDagRunner); default: the spec's orchestrator.target",
+    )
+
+
+def run_on_target(resolved, target: str) -> int:
+    """Runs `resolved` on a non-local target; returns the exit code."""
+    if target not in RUNNABLE_TARGETS:
+        print(
+            f"error: the {target} target is not run from here. Expected one of: {', '.join(RUNNABLE_TARGETS)}. "
+            f"Received: orchestrator.target={target}. Compile it with `python -m pipelines compile "
+            f"{resolved.spec_file} --target {target}` and submit the artefact, or pass `--target local`.",
+            file=sys.stderr,
+        )
+        return 2
+    from pipelines.targets.beam import run_beam
+
+    try:
+        states = run_beam(resolved)
+    except RuntimeError as error:
+        print(f"\nRun failed: {error}", file=sys.stderr)
+        return 1
+    failed = [c for c, state in states.items() if state == "FAILED"]
+    return 1 if failed else 0
+
+
+def _cmd_compile(args) -> int:
+    from pipelines.api import load
+    from pipelines.targets import compile_target
+
+    resolved = load(args.spec)
+    try:
+        compiled = compile_target(resolved, args.target, args.output)
+    except ImportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    for warning in compiled.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"Compiled {resolved.name} for {compiled.target}:")
+    for path in compiled.files:
+        print(f"  {path}")
+    return 0
+
+
+def add_compile_command(commands) -> None:
+    compile_parser = commands.add_parser("compile", help="write a target's artefact: pipeline JSON, DAG file, IR")
+    compile_parser.add_argument("spec", help="the pipeline YAML file")
+    compile_parser.add_argument(
+        "--target", choices=TARGETS, default=None, help="default: the spec's orchestrator.target"
+    )
+    compile_parser.add_argument(
+        "--output", default=None, help="folder to write into (default: <root>/compiled/<target>)"
+    )
+    compile_parser.set_defaults(handler=_cmd_compile)

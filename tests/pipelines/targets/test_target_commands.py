@@ -1,0 +1,49 @@
+"""The command line around targets: what `run` refuses, what `compile` writes for local and beam."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from taxi_fixtures import REPO, taxi_spec, write_spec
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.run(
+        [sys.executable, "-m", "pipelines", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_run_refuses_a_kubeflow_spec_and_says_how_to_compile_it(taxi_sample_csv, tmp_path):
+    spec_file = write_spec(
+        tmp_path / "spec.yaml", taxi_spec(taxi_sample_csv, str(tmp_path / "run"), orchestrator={"target": "kubeflow"})
+    )
+    completed = cli("run", spec_file)
+    assert completed.returncode == 2
+    assert "error: the kubeflow target is not run from here. Expected one of: local, beam." in completed.stderr
+    assert f"python -m pipelines compile {spec_file} --target kubeflow" in completed.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_run_rejects_an_unknown_target_option():
+    completed = cli("run", "--target", "kubeflow")
+    assert completed.returncode == 2
+    assert "invalid choice: 'kubeflow' (choose from 'local', 'beam')" in completed.stderr
+
+
+def test_compile_for_beam_writes_the_ir_with_the_multi_processing_args(taxi_sample_csv, tmp_path):
+    from pipelines.spec import load_spec
+    from pipelines.targets import compile_target
+
+    spec_file = write_spec(tmp_path / "spec.yaml", taxi_spec(taxi_sample_csv, str(tmp_path / "run")))
+    compiled = compile_target(load_spec(spec_file), "beam", str(tmp_path / "out"))
+
+    assert compiled.files == [str(tmp_path / "out" / "pipeline_ir.json")]
+    ir = json.loads((tmp_path / "out" / "pipeline_ir.json").read_text())
+    nodes = [n["pipelineNode"]["nodeInfo"]["id"] for n in ir["nodes"]]
+    assert nodes[:2] == ["ExampleGen", "StatisticsGen"] and "Pusher" in nodes
+    args = json.dumps(ir["deploymentConfig"])
+    assert "--direct_running_mode=multi_processing" in args

@@ -1,0 +1,144 @@
+"""Multi-node training: the TFJob manifest against the Kubernetes object model, and the launcher
+submitting, streaming and waiting against a real HTTP server speaking the Kubernetes API."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from fake_kubernetes import FAILING, SUCCEEDING, FakeKubernetes
+
+from pipelines.spec.orchestrator import ComponentRunSpec
+from pipelines.targets.tfjob import ACCELERATOR_LABEL, TFJobFailed, TFJobLauncher, tfjob_manifest
+
+kubernetes = pytest.importorskip("kubernetes")
+
+SETTINGS = ComponentRunSpec(
+    cpu=8, memory="32Gi", gpus=2, accelerator="Tesla-T4", workers=3, retries=2, timeout_seconds=3600
+)
+
+
+def manifest(name: str = "taxi-trainer") -> dict:
+    return tfjob_manifest(
+        name, "ml", "registry.example/yaml-tfx:0.1.0", ["python", "-m", "trainer"], SETTINGS, "trainer-sa"
+    )
+
+
+def _as_model(data: dict, model: str):
+    """Deserializes `data` into a kubernetes client model, as the client does with API responses."""
+
+    class Response:
+        def __init__(self, payload):
+            self.data = json.dumps(payload)
+
+    return kubernetes.client.ApiClient().deserialize(Response(data), model)
+
+
+def test_manifest_has_a_chief_and_workers_with_gpus_each():
+    spec = manifest()["spec"]
+    assert {role: r["replicas"] for role, r in spec["tfReplicaSpecs"].items()} == {"Chief": 1, "Worker": 2}
+    assert spec["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 2, "activeDeadlineSeconds": 3600}
+    for replica in spec["tfReplicaSpecs"].values():
+        template = _as_model(replica["template"], "V1PodTemplateSpec")
+        (container,) = template.spec.containers
+        assert container.name == "tensorflow"  # the training operator's required container name
+        assert container.image == "registry.example/yaml-tfx:0.1.0"
+        assert container.resources.limits == {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "2"}
+        assert container.resources.requests == {"cpu": "8", "memory": "32Gi"}
+        assert template.spec.node_selector == {ACCELERATOR_LABEL: "Tesla-T4"}
+        assert template.spec.service_account_name == "trainer-sa"
+
+
+def test_manifest_round_trips_through_the_kubernetes_object_model_unchanged():
+    client = kubernetes.client.ApiClient()
+    document = manifest()
+    meta = _as_model(document["metadata"], "V1ObjectMeta")
+    assert client.sanitize_for_serialization(meta) == document["metadata"]
+    for replica in document["spec"]["tfReplicaSpecs"].values():
+        template = _as_model(replica["template"], "V1PodTemplateSpec")
+        assert client.sanitize_for_serialization(template) == replica["template"]
+    # What `kubectl apply -f` reads back is the same document.
+    assert yaml.safe_load(yaml.safe_dump(document)) == document
+
+
+def test_one_worker_means_a_chief_only():
+    single = tfjob_manifest("t", "ml", "img", ["python"], ComponentRunSpec(workers=1))
+    assert list(single["spec"]["tfReplicaSpecs"]) == ["Chief"]
+    assert "activeDeadlineSeconds" not in single["spec"]["runPolicy"]
+
+
+def test_launcher_submits_streams_status_and_returns_when_the_job_succeeds():
+    lines = []
+    with FakeKubernetes(SUCCEEDING) as server:
+        status = TFJobLauncher(server.api_client(), report=lines.append).run(manifest())
+        stored = server.jobs[("ml", "taxi-trainer")]
+
+    assert stored["spec"] == manifest()["spec"]
+    assert status["conditions"][-1]["type"] == "Succeeded"
+    assert lines == [
+        "TFJob ml/taxi-trainer submitted.",
+        "TFJob taxi-trainer: Pending",
+        "TFJob taxi-trainer: Created (TFJob is created.)",
+        "TFJob taxi-trainer: Running (TFJob is running.); Chief: active=1, Worker: active=2",
+        "TFJob taxi-trainer: Succeeded (TFJob successfully completed.); Chief: succeeded=1, Worker: succeeded=2",
+    ]
+    watches = [path for method, path in server.requests if method == "GET"]
+    assert (
+        len(watches) == 1 and "watch=True" in watches[0] and "fieldSelector=metadata.name%3Dtaxi-trainer" in watches[0]
+    )
+
+
+def test_launcher_raises_with_the_operators_reason_when_the_job_fails():
+    with FakeKubernetes(FAILING) as server:
+        with pytest.raises(TFJobFailed, match="1 Worker replica\\(s\\) failed.*Worker: failed=1"):
+            TFJobLauncher(server.api_client(), report=lambda line: None).run(manifest())
+
+
+def test_launcher_gives_up_after_its_time_limit_while_the_job_still_runs():
+    running = SUCCEEDING[:3]
+    with FakeKubernetes(running) as server:
+        with pytest.raises(TFJobFailed, match="did not finish within 0.1s"):
+            TFJobLauncher(server.api_client(), report=lambda line: None, watch_seconds=1).run(
+                manifest(), timeout_seconds=0.1
+            )
+
+
+def test_trainer_executor_writes_the_manifest_by_the_model_and_runs_tfx_trainer_in_every_replica(tmp_path, monkeypatch):
+    from tfx.types import standard_artifacts
+
+    from pipelines.targets.tfjob_executor import TFJOB_KEY, TRAINER_EXECUTOR, Executor
+
+    def artifact(kind, name):
+        item = kind()
+        item.uri = str(tmp_path / name)
+        return [item]
+
+    inputs = {"examples": artifact(standard_artifacts.Examples, "examples")}
+    outputs = {
+        "model": artifact(standard_artifacts.Model, "model"),
+        "model_run": artifact(standard_artifacts.ModelRun, "run"),
+    }
+    job = {
+        "name": "taxi-trainer",
+        "namespace": "ml",
+        "image": "registry.example/yaml-tfx:0.1.0",
+        "service_account": None,
+        "settings": {"gpus": 1, "workers": 2},
+    }
+    exec_properties = {"custom_config": json.dumps({"model": {"type": "dnn"}, TFJOB_KEY: job})}
+    with FakeKubernetes(SUCCEEDING) as server:
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(yaml.safe_dump(server.kubeconfig()))
+        monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+        Executor().Do(inputs, outputs, exec_properties)
+        ((_, submitted),) = server.jobs.items()
+
+    written = yaml.safe_load((tmp_path / "run" / "tfjob.yaml").read_text())
+    assert written == {k: v for k, v in submitted.items() if k != "status"}
+    command = submitted["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"]
+    assert command[:5] == ["python", "-m", "tfx.scripts.run_executor", "--executor_class_path", TRAINER_EXECUTOR]
+    arguments = dict(zip(command[5::2], command[6::2]))
+    assert json.loads(arguments["--inputs"])["examples"][0]["artifact"]["uri"] == str(tmp_path / "examples")
+    # The replicas get the training settings, not the launcher's own.
+    assert json.loads(json.loads(arguments["--exec-properties"])["custom_config"]) == {"model": {"type": "dnn"}}

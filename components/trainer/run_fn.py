@@ -215,6 +215,7 @@ def run_fn(fn_args) -> None:
     advice = input_bound_advice(report.get("input_wait_fraction") or 0.0, plan.materialized, plan.cached)
     if advice:
         logging.warning("Trainer: %s", advice)
+        report["input_advice"] = advice  # shown in the run summary, not only in the log
     logging.info("Training summary: %s", report)
     if choice.is_chief:
         summary.write_summary(fn_args, report)

@@ -152,6 +152,8 @@ def format_summary(summary: RunSummary, seconds: float, log_file: str) -> str:
         lines.append("Against the baseline: " + ", ".join(f"{k} {v:+.4f}" for k, v in sorted(summary.changes.items())))
     if summary.training:
         lines.append(_training_line(summary.training))
+        if summary.training.get("input_advice"):
+            lines.append(f"Warning: {summary.training['input_advice']}")
     if summary.pushed_path:
         lines.append(
             f"Pushed: {summary.pushed_path}{'' if summary.new_version else ' (already there: no new version)'}"

@@ -41,3 +41,5 @@ def test_an_input_bound_run_logs_the_warning_with_its_measured_wait(trainer_data
     assert fraction > 0.10
     warnings = [r.getMessage() for r in caplog.records if "waited for input" in r.getMessage()]
     assert warnings == [f"Trainer: {input_bound_advice(fraction, materialized=False, cached=False)}"]
+    # The run summary shows the same advice (pipelines.runners.summary prints it).
+    assert read_summary(fn_args)["input_advice"] == input_bound_advice(fraction, materialized=False, cached=False)

@@ -61,7 +61,7 @@ class MetricsExporter:
         self._pushgateway_url = pushgateway_url
         self._grouping = grouping or {}
         self._push_interval = push_interval_seconds
-        self._last_push = 0.0
+        self._last_push: Optional[float] = None  # never: the first update pushes
         self._server = None
         if port is not None:
             try:
@@ -81,7 +81,9 @@ class MetricsExporter:
         if examples_per_second is not None:
             self._examples.set(examples_per_second)
         self._record_gpus(self._gpus.sample())
-        if self._pushgateway_url and time.monotonic() - self._last_push >= self._push_interval:
+        if self._pushgateway_url and (
+            self._last_push is None or time.monotonic() - self._last_push >= self._push_interval
+        ):
             self.push()
 
     def _record_gpus(self, samples: list[GpuSample]) -> None:

@@ -146,6 +146,7 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
         # by TFX's execution cache instead.
         disable_statistics=True,
         disable_analyzer_cache=True,
+        force_tf_compat_v1=spec.transform.graph_mode_v1(),
     ).with_id("Transform")
     transform.add_upstream_node(data_gate)
     materialized = spec.transform.materialize

@@ -184,3 +184,27 @@ def test_tfrecord_data_is_profiled(make_spec, tmp_path):
     (problem,) = caught.value.problems
     assert problem.path == "data.path"
     assert problem.message.startswith(f"{tmp_path / 'broken.tfrecord'} is not a TFRecord file of tf.Example (")
+
+
+@pytest.mark.parametrize(
+    ("transform", "graph_mode_v1"),
+    [
+        ({}, True),  # the generated preprocessing_fn: TF1 graph mode, faster
+        ({"module": "json:loads"}, False),  # any importable function stands for a user hook: it may need TF2
+        ({"module": "json:loads", "tf_compat_v1": True}, True),
+        ({"tf_compat_v1": False}, False),
+    ],
+)
+def test_transform_graph_mode_defaults_to_tf1_unless_a_user_module_is_set(
+    make_spec, tmp_path, transform, graph_mode_v1
+):
+    resolved = load_spec(str(make_spec({"transform": transform})), cwd=str(tmp_path))
+
+    assert resolved.spec.transform.graph_mode_v1() is graph_mode_v1
+
+
+def test_transform_graph_mode_must_be_a_boolean(make_spec, spec_problems):
+    problems = spec_problems(make_spec({"transform": {"tf_compat_v1": "maybe"}}))
+
+    assert [p.path for p in problems] == ["transform.tf_compat_v1"]
+    assert "expected true or false" in problems[0].message

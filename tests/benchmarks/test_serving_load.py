@@ -50,7 +50,7 @@ def test_rest_load_counts_non_200_answers_as_errors_and_keeps_going():
     result = asyncio.run(run())
 
     assert result["qps"] == 0 and result["latencies"] == []
-    assert result["errors"] > 0
+    assert result["errors"] > 10  # every answer in the measured 0.3 s, on connections kept open
     assert calls > result["errors"]  # the warmup second's answers are not counted
 
 

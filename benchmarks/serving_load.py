@@ -400,7 +400,7 @@ def print_targets(qps: dict[tuple[str, str], float], protocols: list[str], concu
     targets, floors = [], []
     for protocol in protocols:
         on, off = qps.get(("server, batching on", protocol)), qps.get(("server, batching off", protocol))
-        if on and off:
+        if on is not None and off:
             targets.append(
                 f"- {protocol}: batching on / off = {_verdict(on / off, 3)}; "
                 f"served / in-process = {_verdict(on / ceiling, 0.5)}"

@@ -289,6 +289,19 @@ async def _grpc(address: str, concurrency: int, duration: float) -> dict:
         return await _drive(call, concurrency, duration)
 
 
+async def start_http_server(handler):
+    """An aiohttp server on 127.0.0.1 (a free port) answering every /v1/ path with
+    `handler`; returns its started `web.AppRunner` (port: `runner.addresses[0][1]`)."""
+    from aiohttp import web
+
+    app = web.Application()
+    app.router.add_route("*", "/v1/{tail:.*}", handler)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    return runner
+
+
 def serve_floor() -> None:
     """The front-end floor server: aiohttp and grpc.aio handlers that answer a
     predict call with a canned response, without parsing it or running a model.
@@ -312,11 +325,7 @@ def serve_floor() -> None:
         return web.Response(text=rest_answer, content_type="application/json")
 
     async def serve() -> None:
-        app = web.Application()
-        app.router.add_route("*", "/v1/{tail:.*}", predict)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        runner = await start_http_server(predict)
         server = grpc.aio.server()
         prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(Canned(), server)
         grpc_port = server.add_insecure_port("127.0.0.1:0")

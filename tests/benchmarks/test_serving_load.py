@@ -37,11 +37,7 @@ def test_rest_load_counts_non_200_answers_as_errors_and_keeps_going():
         return web.json_response({"error": "Servable not found"}, status=404)
 
     async def run() -> dict:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", not_found)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        runner = await serving_load.start_http_server(not_found)
         try:
             return await serving_load._rest(f"http://127.0.0.1:{runner.addresses[0][1]}", 2, 0.3)
         finally:

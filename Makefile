@@ -3,6 +3,7 @@
 #   make test   set up, then run the test suite
 VENV ?= .venv
 VENV_AIRFLOW ?= .venv-airflow
+VENV_KFP ?= .venv-kfp
 PY := $(VENV)/bin/python
 export TF_USE_LEGACY_KERAS := 1
 export TF_CPP_MIN_LOG_LEVEL := 3
@@ -25,7 +26,8 @@ $(VENV)/.installed: requirements.lock setup.py
 # Optional engines the tests use (docs/orchestrators.md), idempotent like setup:
 # requirements-extras.lock goes into $(VENV) under -c requirements.lock (no pin changes);
 # Airflow 2 needs Werkzeug<3, so it gets $(VENV_AIRFLOW), with $(VENV)'s packages behind its own.
-extras: $(VENV)/.extras-installed $(VENV_AIRFLOW)/.installed
+# The kfp 2 SDK and aiplatform 2 need protobuf 4+ (TFX pins 3.20): $(VENV_KFP), on its own.
+extras: $(VENV)/.extras-installed $(VENV_AIRFLOW)/.installed $(VENV_KFP)/.installed
 
 $(VENV)/.extras-installed: $(VENV)/.installed requirements-extras.lock
 	$(PY) -m pip install --quiet --disable-pip-version-check -c requirements.lock -r requirements-extras.lock
@@ -39,6 +41,13 @@ $(VENV_AIRFLOW)/.installed: $(VENV)/.extras-installed requirements-airflow.lock
 	base=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
 	echo "import site; site.addsitedir('$$base')" > $$site/zz_tfx_venv.pth
 	$(VENV_AIRFLOW)/bin/python -c 'import airflow, tfx, pipelines.targets.airflow'
+	@touch $@
+
+$(VENV_KFP)/.installed: requirements-kfp.lock
+	@python310=$$(scripts/find_python310.sh) || exit 1; rm -rf $(VENV_KFP); $$python310 -m venv $(VENV_KFP) || exit 1
+	@echo "Installing the kfp 2 / Vertex AI SDKs into $(VENV_KFP) (requirements-kfp.lock; about 30 seconds)..."
+	$(VENV_KFP)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-kfp.lock
+	$(VENV_KFP)/bin/python -c 'import kfp, kfp.kubernetes, kfp_server_api, google.cloud.aiplatform'
 	@touch $@
 
 run: setup

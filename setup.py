@@ -19,11 +19,12 @@ setup(
         "pyyaml>=6",
         "aiohttp>=3.9",
         "prometheus-client>=0.17",
+        "croniter>=2",
     ],
     extras_require={
         "dev": ["pytest", "ruff"],
         # `compile --target kubeflow`: the PipelineJob protos TFX's KubeflowV2DagRunner writes.
-        "kubeflow": ["kfp-pipeline-spec>=0.2.2,<0.3"],
+        "kubeflow": ["kfp-pipeline-spec>=0.2.2,<0.3", "kfp-server-api>=2.1"],
         # Running the generated DAG; Airflow 2.x needs Werkzeug<3, so `make test` gives it
         # its own .venv-airflow (docs/orchestrators.md).
         "airflow": ["apache-airflow>=2.9,<3"],

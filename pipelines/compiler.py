@@ -231,6 +231,9 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
         pipeline_root=resolved.artifact_root,
         components=components,
         enable_cache=spec.pipeline.caching,
-        metadata_connection_config=metadata.sqlite_metadata_connection_config(resolved.metadata_path),
+        # An object-store root (kubeflow) keeps metadata in the cluster's ML Metadata service.
+        metadata_connection_config=None
+        if "://" in resolved.root
+        else metadata.sqlite_metadata_connection_config(resolved.metadata_path),
         beam_pipeline_args=list(beam_args),
     )

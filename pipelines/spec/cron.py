@@ -1,15 +1,28 @@
-"""A cron expression checker: five fields, or one of the `@daily`-style macros.
+"""Cron schedules: checked with croniter, written in each scheduler's dialect.
 
-The checker is small on purpose (no dependency): it accepts what Airflow,
-Kubeflow Pipelines and Vertex AI all accept, so one `schedule` works on every
-target.
+`orchestrator.schedule` is five fields (`minute hour day-of-month month
+day-of-week`) or a macro such as `@daily`. croniter (the library Airflow
+itself schedules with) decides what is valid; this module names the field at
+fault and converts a valid expression for the schedulers that speak another
+dialect:
+
+- Airflow: the expression as written (Airflow parses it with croniter).
+- Kubeflow Pipelines: robfig/cron, six fields with seconds first, day of week
+  0-6 (Sunday is 0; croniter also accepts 7).
+- Vertex AI: five fields, unix-cron, day of week 0-6.
+
+Example:
+    >>> cron_problem("0 3 * * *") is None
+    True
+    >>> kubeflow_cron("0 3 * * 5-7")
+    '0 0 3 * * 0,5,6'
 """
 
 from __future__ import annotations
 
-import re
+from croniter import croniter
 
-__all__ = ["cron_problem", "MACROS", "five_field"]
+__all__ = ["cron_problem", "cluster_cron_problem", "MACROS", "five_field", "kubeflow_cron", "vertex_cron"]
 
 MACROS = {
     "@hourly": "0 * * * *",
@@ -20,68 +33,92 @@ MACROS = {
     "@yearly": "0 0 1 1 *",
     "@annually": "0 0 1 1 *",
 }
-_MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
-_DAYS = "sun mon tue wed thu fri sat".split()
-# name, lowest, highest, names
+# name, lowest, highest (as croniter reads them)
 _FIELDS = (
-    ("minute", 0, 59, []),
-    ("hour", 0, 23, []),
-    ("day of month", 1, 31, []),
-    ("month", 1, 12, _MONTHS),
-    ("day of week", 0, 7, _DAYS),
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day of month", 1, 31),
+    ("month", 1, 12),
+    ("day of week", 0, 7),
 )
-_ITEM = re.compile(r"^(\*|[0-9a-z]+(-[0-9a-z]+)?)(/([0-9]+))?$")
-
-
-def _number(text: str, low: int, names: list[str]) -> int | None:
-    if text.isdigit():
-        return int(text)
-    if text in names:
-        return names.index(text) + low
-    return None
-
-
-def _field_problem(text: str, name: str, low: int, high: int, names: list[str]) -> str | None:
-    for item in text.lower().split(","):
-        match = _ITEM.match(item)
-        if not match:
-            return f"the {name} field `{text}` is not `*`, a number, a range `a-b` or a list, each with an optional `/step`"
-        if match.group(4) is not None and int(match.group(4)) < 1:
-            return f"the {name} field `{text}` has a step of 0"
-        if match.group(1) == "*":
-            continue
-        bounds = match.group(1).split("-")
-        values = [_number(b, low, names) for b in bounds]
-        if any(v is None or not low <= v <= high for v in values):
-            return f"the {name} field `{text}` is outside {low}-{high}"
-        if len(values) == 2 and values[0] > values[1]:
-            return f"the {name} field `{text}` is a range that runs backwards"
-    return None
-
-
-def cron_problem(expression: str) -> str | None:
-    """Returns what is wrong with `expression`, or None when it is a valid schedule.
-
-    Example:
-        >>> cron_problem("0 3 * * *") is None
-        True
-        >>> cron_problem("0 25 * * *")
-        'the hour field `25` is outside 0-23'
-    """
-    text = expression.strip()
-    if text.startswith("@"):
-        return None if text in MACROS else f"`{text}` is not a known macro ({', '.join(MACROS)})"
-    parts = text.split()
-    if len(parts) != 5:
-        return f"a cron expression has 5 fields (minute hour day-of-month month day-of-week), this one has {len(parts)}"
-    for part, (name, low, high, names) in zip(parts, _FIELDS):
-        problem = _field_problem(part, name, low, high, names)
-        if problem:
-            return problem
-    return None
+_CLUSTER_ONLY_FEATURES = ("l", "w", "#", "?")
 
 
 def five_field(expression: str) -> str:
-    """The expression with macros spelled out as five fields."""
+    """The expression with a macro spelled out as five fields."""
     text = expression.strip()
-    return MACROS.get(text, text)
+    return MACROS.get(text.lower(), text)
+
+
+def _bad_field(parts: list[str]) -> str:
+    """Which field makes croniter refuse the expression (each tried alone with `*` elsewhere)."""
+    for index, (name, low, high) in enumerate(_FIELDS):
+        alone = ["*"] * 5
+        alone[index] = parts[index]
+        if not croniter.is_valid(" ".join(alone)):
+            return f"the {name} field `{parts[index]}` is not valid: expected `*`, a number or name in {low}-{high}, a range `a-b` or a list, each with an optional `/step`"
+    return "the fields do not combine into a valid schedule"
+
+
+def cron_problem(expression: str) -> str | None:
+    """Returns what is wrong with `expression`, or None when croniter accepts it as a schedule.
+
+    Example:
+        >>> cron_problem("0 25 * * *")
+        'the hour field `25` is not valid: expected `*`, a number or name in 0-23, a range `a-b` or a list, each with an optional `/step`'
+    """
+    text = expression.strip()
+    if text.startswith("@"):
+        return None if text.lower() in MACROS else f"`{text}` is not a known macro ({', '.join(MACROS)})"
+    parts = text.split()
+    if len(parts) != 5:
+        return f"a cron expression has 5 fields (minute hour day-of-month month day-of-week), this one has {len(parts)}"
+    if not croniter.is_valid(text):
+        return _bad_field(parts)
+    return None
+
+
+def cluster_cron_problem(expression: str) -> str | None:
+    """What Kubeflow Pipelines' and Vertex AI's schedulers cannot take in a valid expression, or None.
+
+    croniter (and so Airflow) also accepts `L` (last day), `W` (weekday) and
+    `#` (n-th weekday), which robfig/cron and Vertex AI's unix-cron do not.
+    """
+    lowered = five_field(expression).lower()
+    used = [feature.upper() for feature in _CLUSTER_ONLY_FEATURES if feature in lowered.replace("@", "")]
+    if used:
+        return (
+            f"uses {', '.join(f'`{u}`' for u in used)}, which Kubeflow Pipelines' and Vertex AI's schedulers do not "
+            "accept (croniter and Airflow do)"
+        )
+    return None
+
+
+def _expanded_fields(expression: str) -> list[str]:
+    """The five fields as plain lists of numbers (`*` kept), day of week 0-6: every scheduler reads these."""
+    fields = croniter(five_field(expression)).expanded[:5]
+    return ["*" if values == ["*"] else ",".join(str(v) for v in sorted(set(values))) for values in fields]
+
+
+def kubeflow_cron(expression: str) -> str:
+    """Kubeflow Pipelines' robfig/cron form: a seconds field first, day of week 0-6.
+
+    Raises:
+        ValueError: the expression uses a feature KFP's scheduler lacks (see `cluster_cron_problem`).
+    """
+    problem = cluster_cron_problem(expression)
+    if problem:
+        raise ValueError(f"schedule {expression!r} {problem}.")
+    return " ".join(["0", *_expanded_fields(expression)])
+
+
+def vertex_cron(expression: str) -> str:
+    """Vertex AI's unix-cron form: five fields, day of week 0-6.
+
+    Raises:
+        ValueError: the expression uses a feature Vertex AI's scheduler lacks.
+    """
+    problem = cluster_cron_problem(expression)
+    if problem:
+        raise ValueError(f"schedule {expression!r} {problem}.")
+    return " ".join(_expanded_fields(expression))

@@ -25,12 +25,17 @@ __all__ = [
     "TARGETS",
     "DEFAULT_IMAGE",
     "rule_orchestrator",
+    "OBJECT_STORE_SCHEMES",
 ]
 
 Target = Literal["local", "beam", "kubeflow", "airflow"]
+# Who labels the GPU nodes of the cluster (pipelines.targets.gpu_nodes).
+Platform = Literal["gke", "nvidia-gfd", "none"]
 TARGETS: tuple[str, ...] = Target.__args__  # type: ignore[attr-defined]
 # TFX's own image for this TFX version; build FROM it with this project installed.
 DEFAULT_IMAGE = "tensorflow/tfx:1.16.0"
+# The pipeline roots Kubeflow Pipelines accepts (`runtimeConfig.gcsOutputDirectory` / `defaultPipelineRoot`).
+OBJECT_STORE_SCHEMES = ("gs://", "s3://", "minio://")
 _MEMORY = re.compile(r"^(\d+(\.\d+)?)(Ki|Mi|Gi|Ti|K|M|G|T)?$")
 
 
@@ -130,7 +135,11 @@ class OrchestratorSpec:
 
     `target`: `local` (this process), `beam` (TFX's BeamDagRunner),
     `kubeflow` (pipeline JSON for Kubeflow Pipelines v2 and Vertex AI
-    Pipelines), `airflow` (a DAG file). `schedule` is a cron expression.
+    Pipelines), `airflow` (a DAG file). `schedule` is a cron expression. `platform` says
+    who labels the cluster's GPU nodes, so a GPU component lands on the
+    `accelerator` it names: `gke` (GKE's `cloud.google.com/gke-accelerator`),
+    `nvidia-gfd` (NVIDIA GPU feature discovery's `nvidia.com/gpu.product`) or
+    `none` (any node with the `nvidia.com/gpu` resource).
     `beam_args` are Beam pipeline arguments for the Beam-powered components
     (for example `--runner=FlinkRunner`); `image` is the container image of
     every component on kubeflow. `components` maps component ids
@@ -139,6 +148,7 @@ class OrchestratorSpec:
 
     target: Target = "local"
     schedule: Optional[str] = None
+    platform: Platform = "none"
     image: str = DEFAULT_IMAGE
     beam_args: Optional[list[str]] = None
     components: dict[str, ComponentRunSpec] = dataclasses.field(default_factory=dict)
@@ -153,7 +163,7 @@ class OrchestratorSpec:
 def rule_orchestrator(ctx) -> Iterator:
     """The schedule is valid cron; `components` names real components; `workers` is for the Trainer."""
     from pipelines.compiler import COMPONENT_ORDER
-    from pipelines.spec.cron import cron_problem
+    from pipelines.spec.cron import cluster_cron_problem, cron_problem
     from pipelines.spec.errors import did_you_mean
 
     orchestrator: OrchestratorSpec = ctx.spec.orchestrator
@@ -165,6 +175,29 @@ def rule_orchestrator(ctx) -> Iterator:
                 f"invalid cron expression: {problem}. Expected `minute hour day-of-month month day-of-week` "
                 f'or a macro such as `@daily`. Received: {orchestrator.schedule!r}. Example: `schedule: "0 3 * * *"`.',
             )
+        elif orchestrator.target == "kubeflow" and cluster_cron_problem(orchestrator.schedule):
+            yield ctx.problem(
+                "orchestrator.schedule",
+                f"the schedule {cluster_cron_problem(orchestrator.schedule)}. Expected plain fields: numbers, names, "
+                f"ranges, lists and steps. Received: {orchestrator.schedule!r}. Write the days out, for example "
+                '`"0 3 28-31 * *"` instead of `"0 3 L * *"`.',
+            )
+    root = ctx.spec.pipeline.root or ""
+    if orchestrator.target != "kubeflow" and "://" in root:
+        yield ctx.problem(
+            "pipeline.root",
+            f"the {orchestrator.target} target keeps ML Metadata (a SQLite file) and logs under the root, so it "
+            f"needs a local folder. Expected a folder path. Received: root={root!r}. Use a local folder, or "
+            "`orchestrator.target: kubeflow` for an object-store root.",
+        )
+    if orchestrator.target == "kubeflow":
+        if not root.startswith(OBJECT_STORE_SCHEMES):
+            yield ctx.problem(
+                "pipeline.root",
+                "the kubeflow target needs an object-store pipeline root that every pod can reach. Expected a URI "
+                f"starting with {', '.join(OBJECT_STORE_SCHEMES)}. Received: root={root or None!r}. Example: "
+                "`root: gs://my-bucket/pipelines/chicago_taxi` (Vertex AI takes gs:// only).",
+            )
     known = list(COMPONENT_ORDER) + [step.name for step in getattr(ctx.spec, "steps", None) or ()]
     for component_id, settings in orchestrator.components.items():
         path = f"orchestrator.components.{component_id}"
@@ -174,9 +207,25 @@ def rule_orchestrator(ctx) -> Iterator:
                 f"unknown component `{component_id}`.{did_you_mean(component_id, known)} "
                 f"Expected one of: {', '.join(known)}. Rename or remove it.",
             )
+        elif settings is not None and settings.gpus and _placement_problem(orchestrator.platform, settings.accelerator):
+            yield ctx.problem(
+                f"{path}.accelerator",
+                f"{_placement_problem(orchestrator.platform, settings.accelerator)} Fix `accelerator`, or set "
+                "`orchestrator.platform: nvidia-gfd` to use it as NVIDIA GPU feature discovery's product label.",
+            )
         elif settings is not None and settings.workers > 1 and component_id != "Trainer":
             yield ctx.problem(
                 f"{path}.workers",
                 f"only the Trainer runs on several workers. Expected workers: 1 for {component_id}. "
                 f"Received: workers={settings.workers}. Remove `workers`, or move it under `Trainer`.",
             )
+
+
+def _placement_problem(platform: str, accelerator: Optional[str]) -> Optional[str]:
+    from pipelines.targets.gpu_nodes import gpu_placement
+
+    try:
+        gpu_placement(platform, accelerator)
+    except ValueError as error:
+        return str(error)
+    return None

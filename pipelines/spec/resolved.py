@@ -5,17 +5,20 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+import re
 
 from pipelines.spec.models import PipelineSpec
 
 __all__ = ["ResolvedSpec", "resolve_path"]
 
 _PACKAGE_SCHEME = "package://"
+_URI = re.compile(r"^[a-z][a-z0-9+.-]*://")
 
 
 def resolve_path(path: str, base_dir: str) -> str:
     """Resolves a spec path: `package://pkg/sub` inside an installed package,
-    `~` to the home folder, relative paths against `base_dir`."""
+    `~` to the home folder, relative paths against `base_dir`; other URIs
+    (`gs://bucket/x`) stay as they are."""
     if path.startswith(_PACKAGE_SCHEME):
         package, _, rest = path[len(_PACKAGE_SCHEME) :].partition("/")
         try:
@@ -27,6 +30,8 @@ def resolve_path(path: str, base_dir: str) -> str:
         if not found.submodule_search_locations:
             return os.path.join(f"<`{package}` is a module, not a package>", rest)
         return os.path.join(list(found.submodule_search_locations)[0], rest)
+    if _URI.match(path):
+        return path  # gs://, s3://, ...: an object store, resolved by whoever reads it
     path = os.path.expanduser(path)
     return os.path.abspath(os.path.join(base_dir, path))
 

@@ -47,11 +47,16 @@ def _cmd_compile(args) -> int:
     from pipelines.targets import compile_target
 
     resolved = load(args.spec)
+    from pipelines.targets.kubeflow import KubeflowRootError
+
     try:
         compiled = compile_target(resolved, args.target, args.output)
     except ImportError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except (KubeflowRootError, ValueError) as error:
+        print(f"error: {resolved.spec_file}: {error}", file=sys.stderr)
+        return 2
     for warning in compiled.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"Compiled {resolved.name} for {compiled.target}:")

@@ -1,20 +1,26 @@
-"""The kubeflow target: pipeline JSON for Kubeflow Pipelines v2 and Vertex AI Pipelines.
+"""The kubeflow target: a Kubeflow Pipelines v2 package and a Vertex AI PipelineJob.
 
-TFX's KubeflowV2DagRunner writes the PipelineJob; on top of it this target
+TFX's KubeflowV2DagRunner compiles the pipeline; on top of it this target
 adds each component's resources (container CPU/memory requests and limits,
-GPU count and type), retry policies, the schedule files, and for a Trainer
-with `workers > 1` multi-node training: a TFJob (default) or Vertex AI
-worker pools (with `kubeflow.vertex_region`).
+GPU count and type, GPU node placement), retry policies, the schedule
+files, and for a Trainer with `workers > 1` multi-node training: a TFJob
+(default) or Vertex AI worker pools (with `kubeflow.vertex_region`).
 
 Written to the output folder:
-    pipeline.json           the PipelineJob (submit with the KFP or Vertex SDK)
-    recurring_run.json      with `schedule`: a KFP v2beta1 RecurringRun body
-    vertex_schedule.json    with `schedule`: a Vertex AI schedules.create request
-    tfjob.yaml              with Trainer workers > 1: the TFJob the Trainer launches
+    pipeline.yaml              the PipelineSpec as the KFP SDK writes it (`kfp.Client().upload_pipeline`,
+                               `create_run_from_pipeline_package`), GPU node placement in its platform document
+    vertex_pipeline_job.json   the Vertex AI PipelineJob (`aiplatform.PipelineJob(template_path=...)`)
+    recurring_run.json         with `schedule`: the KFP v2beta1 RecurringRun (kfp_server_api's model)
+    vertex_schedule.json       with `schedule`: the Vertex AI CreateScheduleRequest (aiplatform's types)
+    tfjob.yaml                 with Trainer workers > 1: the TFJob the Trainer launches
+
+`pipeline.root` must be an object-store URI (gs://, s3://, minio://): it is
+every run's `defaultPipelineRoot` / `gcsOutputDirectory`.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
@@ -23,13 +29,19 @@ import re
 import yaml
 
 from pipelines.spec import ResolvedSpec
-from pipelines.spec.orchestrator import ComponentRunSpec
+from pipelines.spec.orchestrator import OBJECT_STORE_SCHEMES, ComponentRunSpec
 from pipelines.targets import schedule as schedules
-from pipelines.targets.resources import kubeflow_resource_spec
+from pipelines.targets.gpu_nodes import gpu_placement
+from pipelines.targets.resources import GPU_RESOURCE, kubeflow_resource_spec
 
-__all__ = ["compile_kubeflow", "PIPELINE_FILE", "vertex_worker_pool_specs"]
+__all__ = ["compile_kubeflow", "PIPELINE_FILE", "VERTEX_JOB_FILE", "vertex_worker_pool_specs", "KubeflowRootError"]
 
-PIPELINE_FILE = "pipeline.json"
+PIPELINE_FILE = "pipeline.yaml"
+VERTEX_JOB_FILE = "vertex_pipeline_job.json"
+
+
+class KubeflowRootError(ValueError):
+    """`pipeline.root` is not an object-store URI that the cluster's pods can reach."""
 
 
 def _dns_name(text: str) -> str:
@@ -98,6 +110,7 @@ def _multi_node_trainer(trainer, resolved: ResolvedSpec, settings: ComponentRunS
             "namespace": orchestrator.kubeflow.namespace,
             "image": orchestrator.image,
             "service_account": orchestrator.kubeflow.service_account,
+            "platform": orchestrator.platform,
             "settings": {f: getattr(settings, f) for f in ComponentRunSpec.__dataclass_fields__},
         }
         trainer.executor_spec = executor_spec.ExecutorClassSpec(tfjob_executor.Executor)
@@ -150,6 +163,7 @@ def compile_kubeflow(resolved: ResolvedSpec, output_dir: str, beam_args: tuple[s
 
     Raises:
         ImportError: kfp-pipeline-spec is not installed (the message says how to install it).
+        KubeflowRootError: `pipeline.root` is a local path.
     """
     try:
         import kfp.pipeline_spec  # noqa: F401 - TFX's KubeflowV2DagRunner writes its protos
@@ -166,6 +180,12 @@ def compile_kubeflow(resolved: ResolvedSpec, output_dir: str, beam_args: tuple[s
     from pipelines.targets.tfjob_executor import worker_command
 
     orchestrator = resolved.spec.orchestrator
+    if not resolved.root.startswith(OBJECT_STORE_SCHEMES):
+        raise KubeflowRootError(
+            "pipeline.root: the kubeflow target needs an object-store pipeline root that every pod can reach. "
+            f"Expected a URI starting with {', '.join(OBJECT_STORE_SCHEMES)}. Received: {resolved.root!r}. "
+            "Example: `root: gs://my-bucket/pipelines/chicago_taxi` (Vertex AI takes gs:// only)."
+        )
     resolved = kubeflow_named(resolved)
     tfx_pipeline = compile_pipeline(resolved, beam_args)
     _builtin_baseline_strategy(tfx_pipeline)
@@ -186,6 +206,7 @@ def compile_kubeflow(resolved: ResolvedSpec, output_dir: str, beam_args: tuple[s
                     placeholder,
                     settings,
                     orchestrator.kubeflow.service_account,
+                    orchestrator.platform,
                 )
                 path = os.path.join(output_dir, "tfjob.yaml")
                 os.makedirs(output_dir, exist_ok=True)
@@ -199,19 +220,29 @@ def compile_kubeflow(resolved: ResolvedSpec, output_dir: str, beam_args: tuple[s
     runner = kubeflow_v2_dag_runner.KubeflowV2DagRunner(
         config=kubeflow_v2_dag_runner.KubeflowV2DagRunnerConfig(default_image=orchestrator.image),
         output_dir=output_dir,
-        output_filename=PIPELINE_FILE,
+        output_filename=VERTEX_JOB_FILE,
     )
     job = runner.run(tfx_pipeline, write_out=False)
     _retry_policies(job, resolved)
+    job["runtimeConfig"]["gcsOutputDirectory"] = resolved.artifact_root
+    pipeline_doc = _kfp_package(job, resolved)
     os.makedirs(output_dir, exist_ok=True)
-    pipeline_file = _write_json(os.path.join(output_dir, PIPELINE_FILE), job)
-    written.insert(0, pipeline_file)
+    written.insert(0, _write_yaml_documents(os.path.join(output_dir, PIPELINE_FILE), pipeline_doc))
+    written.insert(1, _write_json(os.path.join(output_dir, VERTEX_JOB_FILE), job))
     if orchestrator.schedule:
+        platform_doc = pipeline_doc[1] if len(pipeline_doc) > 1 else None
         written.append(
             _write_json(
                 os.path.join(output_dir, "recurring_run.json"),
                 schedules.kubeflow_recurring_run(
-                    resolved.name, orchestrator.schedule, PIPELINE_FILE, orchestrator.airflow.start_date
+                    resolved.name,
+                    orchestrator.schedule,
+                    {"pipeline_spec": pipeline_doc[0], "platform_spec": platform_doc}
+                    if platform_doc
+                    else pipeline_doc[0],
+                    resolved.artifact_root,
+                    orchestrator.airflow.start_date,
+                    orchestrator.kubeflow.service_account,
                 ),
             )
         )
@@ -221,10 +252,65 @@ def compile_kubeflow(resolved: ResolvedSpec, output_dir: str, beam_args: tuple[s
                 schedules.vertex_schedule_request(
                     resolved.name,
                     orchestrator.schedule,
-                    PIPELINE_FILE,
+                    job,
                     orchestrator.kubeflow.vertex_project or "<project>",
                     orchestrator.kubeflow.vertex_region or "<region>",
                 ),
             )
         )
     return written
+
+
+def _kfp_package(job: dict, resolved: ResolvedSpec) -> list[dict]:
+    """The KFP package's YAML documents: the PipelineSpec, then (if any) the Kubernetes platform spec.
+
+    On Kubernetes a GPU is the `nvidia.com/gpu` resource, and the GPU model is
+    chosen by node labels (`orchestrator.platform`); Vertex AI takes the
+    accelerator name itself (`vertex_pipeline_job.json` keeps it).
+    """
+    pipeline_spec = copy.deepcopy(job["pipelineSpec"])
+    pipeline_spec["defaultPipelineRoot"] = resolved.artifact_root
+    orchestrator = resolved.spec.orchestrator
+    executors_config = {}
+    for label, executor in pipeline_spec["deploymentSpec"]["executors"].items():
+        accelerator = executor.get("container", {}).get("resources", {}).get("accelerator")
+        if not accelerator:
+            continue
+        component_id = label.removesuffix("_executor")
+        settings = orchestrator.component(component_id)
+        accelerator["type"] = GPU_RESOURCE
+        config = _kubernetes_executor_config(gpu_placement(orchestrator.platform, settings.accelerator))
+        if config:
+            executors_config[label] = config
+    documents = [pipeline_spec]
+    if executors_config:
+        documents.append({"platforms": {"kubernetes": {"deploymentSpec": {"executors": executors_config}}}})
+    return documents
+
+
+def _kubernetes_executor_config(placement) -> dict:
+    """kfp-kubernetes' KubernetesExecutorConfig (as JSON) for a GPU placement."""
+    config: dict = {}
+    if placement.node_selector:
+        config["nodeSelector"] = {"labels": dict(placement.node_selector)}
+    if placement.node_affinity_values:
+        config["nodeAffinity"] = [
+            {
+                "matchExpressions": [
+                    {
+                        "key": placement.node_affinity_label,
+                        "operator": "In",
+                        "values": list(placement.node_affinity_values),
+                    }
+                ]
+            }
+        ]
+    if placement.tolerations:
+        config["tolerations"] = [dict(t) for t in placement.tolerations]
+    return config
+
+
+def _write_yaml_documents(path: str, documents: list[dict]) -> str:
+    with open(path, "w", encoding="utf-8") as handle:
+        yaml.safe_dump_all(documents, handle, sort_keys=False)
+    return path

@@ -22,13 +22,12 @@ import time
 from collections.abc import Callable
 
 from pipelines.spec.orchestrator import ComponentRunSpec
+from pipelines.targets.gpu_nodes import gpu_placement
 from pipelines.targets.resources import GPU_RESOURCE
 
-__all__ = ["tfjob_manifest", "TFJobLauncher", "TFJobFailed", "GROUP", "VERSION", "PLURAL", "ACCELERATOR_LABEL"]
+__all__ = ["tfjob_manifest", "TFJobLauncher", "TFJobFailed", "GROUP", "VERSION", "PLURAL"]
 
 GROUP, VERSION, PLURAL = "kubeflow.org", "v1", "tfjobs"
-# The node label NVIDIA's GPU feature discovery sets to the GPU model.
-ACCELERATOR_LABEL = "nvidia.com/gpu.product"
 _FINISHED = ("Succeeded", "Failed")
 
 
@@ -50,14 +49,36 @@ def _resources(settings: ComponentRunSpec):
     return client.V1ResourceRequirements(requests=amounts or None, limits=limits or None)
 
 
-def _pod_template(image: str, command: list[str], settings: ComponentRunSpec, service_account: str | None):
+def _pod_template(
+    image: str, command: list[str], settings: ComponentRunSpec, service_account: str | None, platform: str
+):
     from kubernetes import client
 
     container = client.V1Container(name="tensorflow", image=image, command=command, resources=_resources(settings))
-    node_selector = {ACCELERATOR_LABEL: settings.accelerator} if settings.accelerator else None
+    placement = gpu_placement(platform, settings.accelerator) if settings.gpus else gpu_placement("none", None)
+    affinity = placement.kubernetes_affinity()
     return client.V1PodTemplateSpec(
-        spec=client.V1PodSpec(containers=[container], node_selector=node_selector, service_account_name=service_account)
+        spec=client.V1PodSpec(
+            containers=[container],
+            node_selector=placement.node_selector or None,
+            tolerations=[client.V1Toleration(**t) for t in placement.tolerations] or None,
+            affinity=_as_model(affinity, "V1Affinity") if affinity else None,
+            service_account_name=service_account,
+        )
     )
+
+
+def _as_model(data: dict, model: str):
+    """A kubernetes client model from API-shaped JSON (camelCase), as the client reads responses."""
+    import json
+
+    from kubernetes import client
+
+    class _Response:
+        def __init__(self, payload: dict):
+            self.data = json.dumps(payload)
+
+    return client.ApiClient().deserialize(_Response(data), model)
 
 
 def tfjob_manifest(
@@ -67,15 +88,20 @@ def tfjob_manifest(
     command: list[str],
     settings: ComponentRunSpec,
     service_account: str | None = None,
+    platform: str = "none",
 ) -> dict:
     """The TFJob as a plain dict (what `kubectl apply -f` takes, once dumped to YAML).
 
     `settings.retries` becomes `runPolicy.backoffLimit` and
-    `settings.timeout_seconds` `runPolicy.activeDeadlineSeconds`.
+    `settings.timeout_seconds` `runPolicy.activeDeadlineSeconds`. `platform`
+    (`gke`, `nvidia-gfd`, `none`) decides the GPU node labels and tolerations
+    (`pipelines.targets.gpu_nodes`).
     """
     from kubernetes import client
 
-    template = client.ApiClient().sanitize_for_serialization(_pod_template(image, command, settings, service_account))
+    template = client.ApiClient().sanitize_for_serialization(
+        _pod_template(image, command, settings, service_account, platform)
+    )
     replicas = {"Chief": 1, "Worker": settings.workers - 1}
     run_policy: dict = {"cleanPodPolicy": "Running", "backoffLimit": settings.retries}
     if settings.timeout_seconds:

@@ -60,6 +60,7 @@ class Executor(base_executor.BaseExecutor):
             worker_command(input_dict, output_dict, worker_properties),
             settings,
             job.get("service_account"),
+            job.get("platform", "none"),
         )
         model_uri = artifact_utils.get_single_uri(output_dict["model_run"])
         os.makedirs(model_uri, exist_ok=True)

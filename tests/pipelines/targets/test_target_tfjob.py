@@ -10,18 +10,18 @@ import yaml
 from fake_kubernetes import FAILING, SUCCEEDING, FakeKubernetes
 
 from pipelines.spec.orchestrator import ComponentRunSpec
-from pipelines.targets.tfjob import ACCELERATOR_LABEL, TFJobFailed, TFJobLauncher, tfjob_manifest
+from pipelines.targets.tfjob import TFJobFailed, TFJobLauncher, tfjob_manifest
 
 kubernetes = pytest.importorskip("kubernetes")
 
 SETTINGS = ComponentRunSpec(
-    cpu=8, memory="32Gi", gpus=2, accelerator="Tesla-T4", workers=3, retries=2, timeout_seconds=3600
+    cpu=8, memory="32Gi", gpus=2, accelerator="NVIDIA_TESLA_T4", workers=3, retries=2, timeout_seconds=3600
 )
 
 
-def manifest(name: str = "taxi-trainer") -> dict:
+def manifest(name: str = "taxi-trainer", platform: str = "nvidia-gfd") -> dict:
     return tfjob_manifest(
-        name, "ml", "registry.example/yaml-tfx:0.1.0", ["python", "-m", "trainer"], SETTINGS, "trainer-sa"
+        name, "ml", "registry.example/yaml-tfx:0.1.0", ["python", "-m", "trainer"], SETTINGS, "trainer-sa", platform
     )
 
 
@@ -46,8 +46,25 @@ def test_manifest_has_a_chief_and_workers_with_gpus_each():
         assert container.image == "registry.example/yaml-tfx:0.1.0"
         assert container.resources.limits == {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "2"}
         assert container.resources.requests == {"cpu": "8", "memory": "32Gi"}
-        assert template.spec.node_selector == {ACCELERATOR_LABEL: "Tesla-T4"}
+        assert template.spec.node_selector == {"nvidia.com/gpu.product": "Tesla-T4"}  # GPU feature discovery's label
+        assert [(t.key, t.operator, t.effect) for t in template.spec.tolerations] == [
+            ("nvidia.com/gpu", "Exists", "NoSchedule")
+        ]
         assert template.spec.service_account_name == "trainer-sa"
+
+
+@pytest.mark.parametrize(
+    "platform, node_selector",
+    [
+        ("gke", {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}),
+        ("nvidia-gfd", {"nvidia.com/gpu.product": "Tesla-T4"}),
+        ("none", None),
+    ],
+)
+def test_gpu_nodes_are_selected_by_the_label_each_platform_sets(platform, node_selector):
+    template = manifest(platform=platform)["spec"]["tfReplicaSpecs"]["Chief"]["template"]["spec"]
+    assert template.get("nodeSelector") == node_selector
+    assert ("tolerations" in template) == (platform != "none")
 
 
 def test_manifest_round_trips_through_the_kubernetes_object_model_unchanged():

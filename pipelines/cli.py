@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from pipelines.spec import SpecError
-from pipelines.targets.commands import add_compile_command, add_target_option
+from pipelines.targets.commands import add_compile_command, add_submit_command, add_target_option
 
 __all__ = ["main", "DEFAULT_SPEC"]
 
@@ -93,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true", help="skip the up-to-date check; TFX's cache decides per step")
     add_target_option(run)
     add_compile_command(commands)
+    add_submit_command(commands)
     run.set_defaults(handler=_cmd_run)
     components = commands.add_parser("components", help="list built-in steps, installed components and hooks")
     components.set_defaults(handler=_cmd_components)

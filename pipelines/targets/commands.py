@@ -1,13 +1,14 @@
-"""The command-line side of targets: `compile --target T` and `run --target beam`."""
+"""The command-line side of targets: `compile --target T`, `run --target beam` and `submit --target kubeflow`."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from pipelines.spec.orchestrator import TARGETS
 
-__all__ = ["add_compile_command", "add_target_option", "run_on_target", "RUNNABLE_TARGETS"]
+__all__ = ["add_compile_command", "add_submit_command", "add_target_option", "run_on_target", "RUNNABLE_TARGETS"]
 
 RUNNABLE_TARGETS = ("local", "beam")
 
@@ -75,3 +76,44 @@ def add_compile_command(commands) -> None:
         "--output", default=None, help="folder to write into (default: <root>/compiled/<target>)"
     )
     compile_parser.set_defaults(handler=_cmd_compile)
+
+
+def _cmd_submit(args) -> int:
+    from pipelines.targets.submit import SubmitError, submit_kubeflow
+
+    try:
+        submission = submit_kubeflow(
+            args.compiled,
+            args.host,
+            experiment=args.experiment,
+            upload=args.upload,
+            schedule=args.schedule,
+            namespace=args.namespace,
+            token=args.token,
+        )
+    except SubmitError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(f"Submitted {args.compiled} to {args.host}:")
+    for link in submission.links():
+        print(f"  {link}")
+    return 0
+
+
+def add_submit_command(commands) -> None:
+    submit_parser = commands.add_parser(
+        "submit", help="send a compiled pipeline to an orchestrator (Kubeflow Pipelines: upload, run, schedule)"
+    )
+    submit_parser.add_argument("compiled", help="the `compile --target kubeflow` output folder, or its pipeline.yaml")
+    submit_parser.add_argument("--target", choices=("kubeflow",), default="kubeflow", help="where to submit")
+    submit_parser.add_argument("--host", required=True, help="the KFP API URL, e.g. http://127.0.0.1:8080")
+    submit_parser.add_argument("--experiment", default="Default", help="experiment of the run (found or created)")
+    submit_parser.add_argument("--upload", action="store_true", help="upload as a pipeline (or a new version)")
+    submit_parser.add_argument(
+        "--schedule", action="store_true", help="create the recurring run from recurring_run.json instead of one run"
+    )
+    submit_parser.add_argument("--namespace", default=None, help="multi-user KFP: the profile namespace")
+    submit_parser.add_argument(
+        "--token", default=os.environ.get("KFP_TOKEN"), help="bearer token (default: $KFP_TOKEN)"
+    )
+    submit_parser.set_defaults(handler=_cmd_submit)

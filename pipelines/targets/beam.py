@@ -1,44 +1,171 @@
 """The beam target: TFX's BeamDagRunner runs the pipeline, each component's Beam work on the runner you name.
 
-Without `orchestrator.beam_args`, Beam-powered components run on the
-DirectRunner in multi-processing mode with one worker process per core.
-Other runners take their usual flags, for example:
+Without `orchestrator.beam_args`, Beam-powered components run on Beam's
+FnApiRunner: in this process for small data (as the local target does), on
+one worker process per core once the data is larger than
+`IN_PROCESS_MAX_BYTES`. Other runners take their usual flags, for example:
 
     beam_args: [--runner=FlinkRunner, --flink_master=localhost:8081, --environment_type=LOOPBACK]
     beam_args: [--runner=SparkRunner, --spark_master_url=spark://host:7077, --environment_type=LOOPBACK]
     beam_args: [--runner=DataflowRunner, --project=P, --region=R, --temp_location=gs://B/tmp]
+
+`--runner=DirectRunner` runs on the FnApiRunner too: Beam 2.74's DirectRunner
+first tries its Prism runner, which it downloads (there is no network here,
+and each component's pipeline would try again), then falls back to the
+FnApiRunner anyway. The BeamDagRunner's own orchestration pipeline runs there
+as well. Local runners need no packaging (their workers run this Python);
+for a remote runner this project is built once per run as a wheel and passed
+as `--extra_package`, unless the arguments already bring their dependencies.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import glob
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from typing import TextIO
 
 from pipelines.spec import ResolvedSpec
 
-__all__ = ["run_beam", "beam_args", "direct_multiprocessing_args"]
+__all__ = [
+    "run_beam",
+    "beam_args",
+    "direct_multiprocessing_args",
+    "with_project_package",
+    "build_project_wheel",
+    "FN_API_RUNNER",
+    "IN_PROCESS_MAX_BYTES",
+]
+
+FN_API_RUNNER = "apache_beam.runners.portability.fn_api_runner.FnApiRunner"
+# Runners that execute in worker processes of this machine, with this Python and this project.
+_LOCAL_RUNNERS = {
+    "directrunner",
+    "fnapirunner",
+    "bundlebaseddirectrunner",
+    "switchingdirectrunner",
+    FN_API_RUNNER.lower(),
+}
+# Flags that already tell a remote runner how to install the code (as TFX's dependency_utils checks).
+_DEPENDENCY_FLAGS = (
+    "--extra_package",
+    "--extra_packages",
+    "--setup_file",
+    "--requirements_file",
+    "--sdk_container_image",
+)
+# Below this much input, worker processes (each importing TensorFlow) cost more than they save.
+IN_PROCESS_MAX_BYTES = 64 * 2**20
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _setup_file_arg() -> tuple[str, ...]:
+    from pipelines.compiler import DEFAULT_BEAM_ARGS
+
+    # Keeps TFX from building an sdist of TFX itself for every Beam step; the FnApiRunner stages nothing.
+    return tuple(a for a in DEFAULT_BEAM_ARGS if a.startswith("--setup_file="))
 
 
 def direct_multiprocessing_args(workers: int | None = None) -> tuple[str, ...]:
-    """DirectRunner flags for `workers` processes (default: one per core)."""
-    from pipelines.compiler import DEFAULT_BEAM_ARGS
-
-    setup_file = [a for a in DEFAULT_BEAM_ARGS if a.startswith("--setup_file=")]
+    """FnApiRunner flags for `workers` local processes (default: one per core)."""
     return (
-        "--runner=DirectRunner",
+        f"--runner={FN_API_RUNNER}",
         "--direct_running_mode=multi_processing",
         f"--direct_num_workers={workers or os.cpu_count() or 1}",
-        *setup_file,
+        *_setup_file_arg(),
     )
 
 
+def _runner(args: tuple[str, ...]) -> str | None:
+    for arg in args:
+        if arg.startswith("--runner="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _is_local(args: tuple[str, ...]) -> bool:
+    runner = _runner(args)
+    return runner is None or runner.lower() in _LOCAL_RUNNERS
+
+
+def _data_bytes(resolved: ResolvedSpec) -> int:
+    files = resolved.data_files or (resolved.data_path,)
+    return sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+
+
 def beam_args(resolved: ResolvedSpec) -> tuple[str, ...]:
-    """The spec's `orchestrator.beam_args`, or DirectRunner multi-processing."""
-    declared = resolved.spec.orchestrator.beam_args
-    return tuple(declared) if declared else direct_multiprocessing_args()
+    """The components' Beam arguments for the beam target (before packaging, see `with_project_package`).
+
+    Declared `orchestrator.beam_args` are kept, with the DirectRunner swapped for
+    the FnApiRunner it falls back to; without them, small data runs in process and
+    larger data on one worker process per core.
+    """
+    declared = tuple(resolved.spec.orchestrator.beam_args or ())
+    if not declared:
+        if _data_bytes(resolved) <= IN_PROCESS_MAX_BYTES:
+            from pipelines.compiler import DEFAULT_BEAM_ARGS
+
+            return tuple(DEFAULT_BEAM_ARGS)
+        return direct_multiprocessing_args()
+    if (_runner(declared) or "").lower() == "directrunner":
+        return tuple(f"--runner={FN_API_RUNNER}" if a.startswith("--runner=") else a for a in declared)
+    return declared
+
+
+def build_project_wheel(output_dir: str) -> str:
+    """Builds this project as a wheel in `output_dir` (once per run); returns its path.
+
+    Raises:
+        RuntimeError: pip could not build it (its output is in the message).
+    """
+    os.makedirs(output_dir, exist_ok=True)
+    completed = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", output_dir, _REPO],
+        capture_output=True,
+        text=True,
+    )
+    wheels = sorted(glob.glob(os.path.join(output_dir, "yaml_tfx-*.whl")), key=os.path.getmtime)
+    if completed.returncode != 0 or not wheels:
+        raise RuntimeError(
+            f"could not build this project's wheel for the remote Beam runner. Expected a wheel in {output_dir}. "
+            f"Received: pip exit {completed.returncode}: {completed.stderr[-1500:]}. Pass your own "
+            "`--extra_package` or `--sdk_container_image` in orchestrator.beam_args instead."
+        )
+    return wheels[-1]
+
+
+def with_project_package(args: tuple[str, ...], staging_dir: str) -> tuple[str, ...]:
+    """`args` ready to run: for a remote runner, this project's wheel as `--extra_package`, built once.
+
+    Arguments that already name their dependencies are kept. Local runners stage
+    nothing, but without any such flag TFX builds an sdist of TFX itself for every
+    Beam step: they get `--setup_file` of this project, which stops that.
+    """
+    if any(a.split("=", 1)[0] in _DEPENDENCY_FLAGS for a in args):
+        return args
+    if _is_local(args):
+        return (*args, *_setup_file_arg())
+    kept = tuple(a for a in args if not a.startswith("--setup_file="))
+    return (*kept, f"--extra_package={build_project_wheel(staging_dir)}")
+
+
+@contextlib.contextmanager
+def _orchestration_on_fn_api_runner():
+    """BeamDagRunner builds its orchestration pipeline with `beam.Pipeline()`: run it on the FnApiRunner."""
+    from apache_beam.options.pipeline_options import StandardOptions
+
+    default = StandardOptions.DEFAULT_RUNNER
+    StandardOptions.DEFAULT_RUNNER = FN_API_RUNNER
+    try:
+        yield
+    finally:
+        StandardOptions.DEFAULT_RUNNER = default
 
 
 def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, str]:
@@ -59,7 +186,8 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
     stream = stream or sys.stdout
     for warning in unhonoured_settings(resolved.spec.orchestrator, "beam"):
         print(f"warning: {warning}", file=sys.stderr, flush=True)
-    args = beam_args(resolved)
+    staging = tempfile.mkdtemp(prefix="beam-package-")  # the run's one wheel, for a remote runner
+    args = with_project_package(beam_args(resolved), staging)
     print(
         f"Pipeline {resolved.name} on BeamDagRunner, components' Beam args: {' '.join(args)}", file=stream, flush=True
     )
@@ -70,7 +198,8 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
     handler = _attach_log_file(log_file)
     started = time.perf_counter()
     try:
-        BeamDagRunner().run(tfx_pipeline)
+        with _orchestration_on_fn_api_runner():
+            BeamDagRunner().run(tfx_pipeline)
     except Exception as error:
         raise RuntimeError(f"the Beam run failed: {error}\nFull log: {log_file}") from error
     finally:
@@ -78,6 +207,7 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
 
         logging.getLogger().removeHandler(handler)
         handler.close()
+        shutil.rmtree(staging, ignore_errors=True)
         states = states_after(resolved.metadata_path, before)
         for component_id, state in states.items():
             print(f"  {component_id:<18} {state}", file=stream)

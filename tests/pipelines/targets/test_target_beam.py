@@ -1,5 +1,6 @@
 """`run --target beam`: TFX's BeamDagRunner runs the taxi sample end to end, the components' Beam
-work on the DirectRunner with two worker processes; asserted from ML Metadata and the pushed model."""
+work on the DirectRunner's FnApiRunner with two worker processes; asserted from ML Metadata, the pushed
+model and the log (no Prism download attempt, no package built)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,9 @@ def test_beam_target_runs_the_pipeline_with_direct_runner_multi_processing(taxi_
     )
 
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert "on BeamDagRunner, components' Beam args: " + " ".join(MULTI_PROCESSING) in completed.stdout
+    fn_api = ["--runner=apache_beam.runners.portability.fn_api_runner.FnApiRunner", *MULTI_PROCESSING[1:]]
+    setup_file = "--setup_file=" + os.path.join(REPO, "setup.py")
+    assert "on BeamDagRunner, components' Beam args: " + " ".join([*fn_api, setup_file]) in completed.stdout
     assert (
         "warning: orchestrator.components.Trainer: the beam target cannot honour gpus=1, retries=1" in completed.stderr
     )
@@ -48,3 +51,5 @@ def test_beam_target_runs_the_pipeline_with_direct_runner_multi_processing(taxi_
     # Beam's worker processes started: the SDK harness runs in subprocesses only in multi_processing mode.
     log = open(next((tmp_path / "run" / "logs").glob("beam-*.log")), encoding="utf-8").read()
     assert "sdk_worker_main" in log or "SubprocessSdkWorker" in log or "multi_processing" in log
+    assert "PrismRunner" not in log and "prism" not in log.lower()
+    assert "sdist" not in log and "tfx_ephemeral" not in log

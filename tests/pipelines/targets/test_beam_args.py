@@ -1,0 +1,97 @@
+"""The beam target's arguments: no Prism detour, no per-step packaging, one wheel per run for remote runners."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import zipfile
+
+import pytest
+from taxi_fixtures import taxi_spec, write_spec
+
+from pipelines.spec import load_spec
+from pipelines.targets.beam import (
+    FN_API_RUNNER,
+    IN_PROCESS_MAX_BYTES,
+    beam_args,
+    build_project_wheel,
+    with_project_package,
+)
+
+
+@pytest.fixture
+def resolved_with(taxi_sample_csv, tmp_path):
+    def make(beam_args_declared=None):
+        orchestrator = {"target": "beam"}
+        if beam_args_declared is not None:
+            orchestrator["beam_args"] = beam_args_declared
+        spec = taxi_spec(taxi_sample_csv, str(tmp_path / "run"), orchestrator=orchestrator)
+        return load_spec(write_spec(tmp_path / "spec.yaml", spec))
+
+    return make
+
+
+def test_small_data_runs_in_process_like_the_local_target(resolved_with):
+    from pipelines.compiler import DEFAULT_BEAM_ARGS
+
+    assert beam_args(resolved_with()) == tuple(DEFAULT_BEAM_ARGS)
+
+
+def test_large_data_gets_one_worker_process_per_core(resolved_with, tmp_path):
+    resolved = resolved_with()
+    big = tmp_path / "big.csv"
+    with open(big, "wb") as handle:
+        handle.truncate(IN_PROCESS_MAX_BYTES + 1)
+    args = beam_args(dataclasses.replace(resolved, data_files=(str(big),)))
+    assert f"--runner={FN_API_RUNNER}" in args
+    assert "--direct_running_mode=multi_processing" in args
+    assert f"--direct_num_workers={os.cpu_count()}" in args
+
+
+def test_declared_direct_runner_runs_on_the_fn_api_runner_it_falls_back_to(resolved_with):
+    args = beam_args(resolved_with(["--runner=DirectRunner", "--direct_running_mode=multi_processing"]))
+    assert args == (f"--runner={FN_API_RUNNER}", "--direct_running_mode=multi_processing")
+
+
+def test_local_runners_are_not_packaged_but_keep_tfx_from_building_sdists(tmp_path):
+    from pipelines.compiler import DEFAULT_BEAM_ARGS
+
+    args = (f"--runner={FN_API_RUNNER}", "--direct_num_workers=2")
+    (setup_file,) = [a for a in DEFAULT_BEAM_ARGS if a.startswith("--setup_file=")]
+    assert with_project_package(args, str(tmp_path)) == (*args, setup_file)
+    assert not os.listdir(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "dependency",
+    ["--sdk_container_image=registry.example/yaml-tfx:1", "--setup_file=/src/setup.py", "--extra_package=x.whl"],
+)
+def test_args_that_bring_their_own_dependencies_are_kept(tmp_path, dependency):
+    args = ("--runner=FlinkRunner", dependency)
+    assert with_project_package(args, str(tmp_path)) == args
+    assert not os.listdir(tmp_path)
+
+
+def test_a_remote_runner_gets_this_project_as_one_wheel(tmp_path):
+    args = ("--runner=PortableRunner", "--job_endpoint=localhost:8099")
+
+    packaged = with_project_package(args, str(tmp_path))
+
+    assert packaged[:2] == args
+    (extra,) = [a for a in packaged if a.startswith("--extra_package=")]
+    wheel = extra.split("=", 1)[1]
+    assert os.path.dirname(wheel) == str(tmp_path) and os.listdir(tmp_path) == [os.path.basename(wheel)]
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    assert "pipelines/targets/beam.py" in names and "components/trainer/run_fn.py" in names
+    assert "serving/server/app.py" in names
+
+
+def test_a_failed_wheel_build_names_the_fix(tmp_path, monkeypatch):
+    import pipelines.targets.beam as beam
+
+    monkeypatch.setattr(beam, "_REPO", str(tmp_path / "no-project-here"))
+    with pytest.raises(
+        RuntimeError, match="(?s)could not build this project's wheel .* Pass your own `--extra_package`"
+    ):
+        build_project_wheel(str(tmp_path / "out"))

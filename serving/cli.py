@@ -132,18 +132,30 @@ def _cmd_up(args: argparse.Namespace) -> int:
         return process.wait()
 
     from serving.server import EmbeddedServer
+    from serving.server.app import PortInUse
 
     why = "--embedded" if args.embedded else f"{real_server.BINARY} is not on PATH"
     print(f"Starting the embedded server ({why})", flush=True)
-    server = EmbeddedServer.from_files(
-        files,
-        host=args.host,
-        rest_port=args.rest_port,
-        grpc_port=args.grpc_port,
-        model_config_file_poll_wait_seconds=args.config_poll_seconds,
-        allow_version_labels_for_unavailable_models=True,
-    )
-    server.start()
+    try:
+        server = EmbeddedServer.from_files(
+            files,
+            host=args.host,
+            rest_port=args.rest_port,
+            grpc_port=args.grpc_port,
+            model_config_file_poll_wait_seconds=args.config_poll_seconds,
+            allow_version_labels_for_unavailable_models=True,
+            request_memory_budget_bytes=int(args.request_memory_budget_mb * 1024 * 1024),
+            max_json_depth=args.max_json_depth,
+            header_timeout_s=args.header_timeout_s,
+            body_timeout_s=args.body_timeout_s,
+            allow_config_reload=args.allow_config_reload,
+            allowed_model_roots=tuple(args.allowed_model_roots),
+        )
+        server.start()
+    except PortInUse as err:
+        return _fail(str(err), 1)
+    except ValueError as err:  # a limit flag out of range
+        return _fail(str(err), 2)
     _write_endpoints(
         config_dir,
         server="embedded",
@@ -258,6 +270,36 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=0.0,
         help="re-read models.config this often (0: only on reload requests)",
+    )
+    limits = up.add_argument_group("limits (embedded server)")
+    limits.add_argument(
+        "--request-memory-budget-mb",
+        type=float,
+        default=256.0,
+        help="largest decoded size of one request's input tensors, checked before decoding (default: 256)",
+    )
+    limits.add_argument("--max-json-depth", type=int, default=64, help="deepest nesting of a REST body (default: 64)")
+    limits.add_argument(
+        "--header-timeout-s",
+        type=float,
+        default=30.0,
+        help="close connections that send no complete request head in this time; also the keep-alive "
+        "timeout (default: 30)",
+    )
+    limits.add_argument(
+        "--body-timeout-s", type=float, default=60.0, help="answer 408 when a body takes longer (default: 60)"
+    )
+    limits.add_argument(
+        "--allow-config-reload",
+        action="store_true",
+        help="serve gRPC HandleReloadConfigRequest (off by default: any local process could repoint models)",
+    )
+    limits.add_argument(
+        "--allowed-model-roots",
+        nargs="+",
+        default=[],
+        metavar="DIR",
+        help="with --allow-config-reload: reloaded base paths must lie under these (default: the served base paths)",
     )
     which = up.add_mutually_exclusive_group()
     which.add_argument("--real", action="store_true", help="require tensorflow_model_server")

@@ -27,7 +27,10 @@ __all__ = [
     "FailedPrecondition",
     "Internal",
     "InvalidArgument",
+    "MethodNotAllowed",
     "NotFound",
+    "PermissionDenied",
+    "RequestTimeout",
     "RequestTooLarge",
     "ResourceExhausted",
     "ServingError",
@@ -116,6 +119,36 @@ class NotFound(ServingError):
 
 class FailedPrecondition(ServingError):
     code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class PermissionDenied(ServingError):
+    code = grpc.StatusCode.PERMISSION_DENIED
+
+
+class MethodNotAllowed(InvalidArgument):
+    """A known path with the wrong HTTP method: HTTP 405 with an `Allow` header.
+
+    Attributes:
+        allow: The method the path takes (GET or POST).
+    """
+
+    def __init__(self, text: str, allow: str) -> None:
+        super().__init__(text)
+        self.allow = allow
+
+    @property
+    def http_status(self) -> int:
+        return 405
+
+
+class RequestTimeout(ServingError):
+    """A request body that did not arrive in time: HTTP 408, connection closed."""
+
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+    @property
+    def http_status(self) -> int:
+        return 408
 
 
 class ResourceExhausted(ServingError):

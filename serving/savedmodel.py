@@ -29,8 +29,11 @@ __all__ = [
     "PREDICT_METHOD",
     "REGRESS_METHOD",
     "SERVE_TAG",
+    "read_serving_graph",
     "read_signature_defs",
+    "servable_signature_defs",
     "set_method_names",
+    "written_by_tf1",
 ]
 
 PREDICT_METHOD = "tensorflow/serving/predict"
@@ -44,12 +47,16 @@ _INTERNAL_PREFIX = "__"  # e.g. __saved_model_init_op, not a servable signature
 def _read(export_dir: Path) -> saved_model_pb2.SavedModel:
     path = export_dir / "saved_model.pb"
     if not path.is_file():
+        names = sorted(p.name for p in export_dir.iterdir()) if export_dir.is_dir() else []
+        legacy = " (export.meta is a SessionBundle export, a format TensorFlow Serving 2.x does not load)"
         raise FileNotFoundError(
             message(
-                f"No saved_model.pb in {export_dir}",
+                # TensorFlow's own wording first, as TensorFlow Serving reports it.
+                f"Could not find SavedModel .pb or .pbtxt at supplied export directory path: {export_dir}",
                 expected="a SavedModel directory (saved_model.pb, variables/)",
-                received=f"{sorted(p.name for p in export_dir.iterdir()) if export_dir.is_dir() else 'no directory'}",
-                fix="Point at a version directory written by tf.saved_model.save.",
+                received=f"No saved_model.pb in {export_dir}: "
+                + ((f"{names}" + (legacy if "export.meta" in names else "")) if names else "no such directory"),
+                fix="Re-export the model with tf.saved_model.save (or a TF1 SavedModelBuilder) into this directory.",
             )
         )
     return saved_model_pb2.SavedModel.FromString(path.read_bytes())
@@ -70,15 +77,37 @@ def _serving_graph(saved_model: saved_model_pb2.SavedModel, export_dir: Path) ->
     )
 
 
+def read_serving_graph(export_dir: str | os.PathLike) -> meta_graph_pb2.MetaGraphDef:
+    """Returns the MetaGraphDef tagged 'serve' of a SavedModel.
+
+    Args:
+        export_dir: The SavedModel (version) directory.
+
+    Raises:
+        FileNotFoundError: There is no saved_model.pb in `export_dir`.
+        ValueError: No graph is tagged 'serve'.
+    """
+    export_dir = Path(export_dir)
+    return _serving_graph(_read(export_dir), export_dir)
+
+
+def servable_signature_defs(graph: meta_graph_pb2.MetaGraphDef) -> dict[str, meta_graph_pb2.SignatureDef]:
+    """The SignatureDefs of `graph` a server serves, without internal entries."""
+    return {name: signature for name, signature in graph.signature_def.items() if not name.startswith(_INTERNAL_PREFIX)}
+
+
+def written_by_tf1(graph: meta_graph_pb2.MetaGraphDef) -> bool:
+    """True for a TF1 SavedModel (no object graph: `tf.compat.v1.saved_model` builders)."""
+    return not graph.object_graph_def.nodes
+
+
 def read_signature_defs(export_dir: str | os.PathLike) -> dict[str, meta_graph_pb2.SignatureDef]:
     """Returns the servable SignatureDefs of the 'serve' graph, by name.
 
     Internal entries such as `__saved_model_init_op` are left out, as
     TensorFlow Serving does.
     """
-    export_dir = Path(export_dir)
-    graph = _serving_graph(_read(export_dir), export_dir)
-    return {name: signature for name, signature in graph.signature_def.items() if not name.startswith(_INTERNAL_PREFIX)}
+    return servable_signature_defs(read_serving_graph(export_dir))
 
 
 def set_method_names(export_dir: str | os.PathLike, method_names: Mapping[str, str]) -> None:

@@ -5,8 +5,12 @@ the model server configs inside are built from the TensorFlow Serving protobufs
 like every other config here. `serving/manifests/rendered/` holds the output
 for a model named `model`, kept in sync by a test.
 
+Kubernetes object names are DNS-1035 labels derived from the model name
+(`names.instance_name`: `chicago_taxi` -> `chicago-taxi-bdcd47c7-serving`);
+the server keeps serving under the model name itself.
+
 Layout of DIR:
-    docker-compose.yaml
+    docker-compose.yaml (tensorflow/serving, Pushgateway, Prometheus, Grafana)
     config/{models,batching,monitoring}.config
     prometheus/prometheus.yml
     grafana/provisioning/{datasources,dashboards}/*.yaml, grafana/dashboards/serving.json
@@ -65,9 +69,22 @@ def render_manifests(
     *,
     image: str = DEFAULT_IMAGE,
     replicas: int = 2,
-    trainer_metrics_target: str = "host.docker.internal:9464",
+    trainer_metrics_target: str = f"{compose.LOOPBACK}:{compose.TRAINER_METRICS_PORT}",
 ) -> dict[str, str]:
-    """Returns {relative path: file content} of every deployment file."""
+    """Renders every deployment file.
+
+    Args:
+        model_name: The TensorFlow Serving model name.
+        image: The tensorflow/serving image.
+        replicas: Kubernetes replicas (and the autoscaler's minimum).
+        trainer_metrics_target: `host:port` Prometheus scrapes for the trainer's metrics.
+
+    Returns:
+        {path relative to the output directory: file content}.
+
+    Raises:
+        serving.config.ConfigError: `model_name` is not a valid model name.
+    """
     cfg.model_config(model_name, "/")  # validates the name
     configs = _server_configs(model_name)
     files = {f"config/{name}": text for name, text in configs.items()}
@@ -82,7 +99,7 @@ def render_manifests(
                     "uid": grafana.DATASOURCE_UID,
                     "type": "prometheus",
                     "access": "proxy",
-                    "url": "http://prometheus:9090",
+                    "url": f"http://{compose.LOOPBACK}:{compose.PROMETHEUS_PORT}",
                     "isDefault": True,
                 }
             ],
@@ -104,7 +121,16 @@ def render_manifests(
 
 
 def write_manifests(out_dir: str | os.PathLike, model_name: str, **options) -> list[Path]:
-    """Writes `render_manifests(model_name, **options)` under `out_dir`."""
+    """Writes `render_manifests(model_name, **options)` under `out_dir`.
+
+    Args:
+        out_dir: The output directory (created as needed).
+        model_name: The TensorFlow Serving model name.
+        **options: `image`, `replicas`, `trainer_metrics_target` of `render_manifests`.
+
+    Returns:
+        The written paths, sorted.
+    """
     out = Path(out_dir)
     return [
         atomic_write_text(out / relative, text)

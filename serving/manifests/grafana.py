@@ -1,38 +1,184 @@
-"""A Grafana dashboard over serving and training metrics.
+"""A Grafana dashboard over serving, pipeline-run and training metrics.
 
-Serving panels read the embedded server's `tfserving_*` metrics; a second row
-reads the `:tensorflow:serving:*` metrics that the real tensorflow/serving
-image exports, so the same dashboard works for both. The training row reads
-`trainer_examples_per_second`, `trainer_step` and `trainer_loss`.
+Three rows, each panel a PromQL query over names from `metric_names`:
+
+* Serving: TensorFlow Serving's own metrics (`:tensorflow:serving:*`), which
+  the embedded server exports too, so those panels fill on either server
+  (panels marked "embedded server" read its additions). Latency histograms
+  are in microseconds and shown in seconds. Prometheus scrapes the server as
+  job `tfserving`.
+* Pipeline runs: the `prometheus` hook's `pipeline_*` metrics (pushed to the
+  Pushgateway, scraped with `honor_labels`).
+* Training: the trainer's `trainer_*` gauges (scraped, or pushed).
+
+`$model` is a dashboard variable holding the model name.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DATASOURCE_UID", "dashboard"]
+from serving.manifests import metric_names as m
+from serving.manifests.compose import SERVING_JOB
+from serving.manifests.names import instance_name
+
+__all__ = ["DATASOURCE_UID", "PIPELINE_ROW", "SERVING_ROW", "TRAINING_ROW", "Panel", "dashboard", "rows"]
 
 DATASOURCE_UID = "prometheus"
+SERVING_ROW = "Serving"
+PIPELINE_ROW = "Pipeline runs"
+TRAINING_ROW = "Training"
 _DS = {"type": "prometheus", "uid": DATASOURCE_UID}
-_SEL = 'model_name=~"$model"'
+_MODEL = 'model_name="$model"'
+_WIDTH, _HEIGHT = 12, 8
 
 
-def _panel(panel_id: int, title: str, targets: list[tuple[str, str]], unit: str, x: int, y: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Panel:
+    """One time-series panel: a title, (PromQL, legend) pairs and a Grafana unit."""
+
+    title: str
+    targets: tuple[tuple[str, str], ...]
+    unit: str = "short"
+
+
+def _quantile_us(q: float, histogram: str, by: str = "", selector: str = _MODEL) -> tuple[str, str]:
+    """(PromQL, legend) of quantile `q` of a microsecond histogram, in seconds, per label `by` (none: "")."""
+    group = f"le, {by}" if by else "le"
+    expr = f"histogram_quantile({q}, sum by ({group}) (rate({histogram}_bucket{{{selector}}}[5m]))) / 1e6"
+    return expr, f"p{round(q * 100)}" + (f" {{{{{by}}}}}" if by else "")
+
+
+def _serving() -> list[Panel]:
+    requests = f"sum(rate({m.REQUEST_COUNT}{{{_MODEL}}}[1m]))"
+    failed = f'sum(rate({m.REQUEST_COUNT}{{{_MODEL}, status!="OK"}}[1m]))'
+    server = f'job="{SERVING_JOB}"'
+    return [
+        Panel(
+            "Request rate by status",
+            ((f"sum by (status) (rate({m.REQUEST_COUNT}{{{_MODEL}}}[1m]))", "{{status}}"),),
+            "reqps",
+        ),
+        # `or on() vector(0)`: 0, not "No data", while every request succeeds
+        Panel("Error ratio", ((f"({failed} or on() vector(0)) / {requests}", "errors"),), "percentunit"),
+        Panel(
+            "Request latency p50 / p99 (successful requests)",
+            (_quantile_us(0.5, m.REQUEST_LATENCY, "API"), _quantile_us(0.99, m.REQUEST_LATENCY, "API")),
+            "s",
+        ),
+        Panel(
+            "Model runtime latency p50 / p99",
+            (_quantile_us(0.5, m.RUNTIME_LATENCY, "API"), _quantile_us(0.99, m.RUNTIME_LATENCY, "API")),
+            "s",
+        ),
+        Panel(
+            "Mean request latency by entrypoint",
+            (
+                (
+                    f"sum by (entrypoint) (rate({m.REQUEST_LATENCY}_sum{{{_MODEL}}}[5m])) / "
+                    f"sum by (entrypoint) (rate({m.REQUEST_LATENCY}_count{{{_MODEL}}}[5m])) / 1e6",
+                    "{{entrypoint}}",
+                ),
+            ),
+            "s",
+        ),
+        Panel(
+            "Batch queuing latency p50 / p99 (all models)",
+            (
+                _quantile_us(0.5, m.BATCHING_QUEUING_LATENCY, selector=server),
+                _quantile_us(0.99, m.BATCHING_QUEUING_LATENCY, selector=server),
+            ),
+            "s",
+        ),
+        Panel(
+            "Rows per batch (embedded server)",
+            (
+                (
+                    f"sum(rate({m.BATCH_SIZE}_sum{{{_MODEL}}}[5m])) / sum(rate({m.BATCH_SIZE}_count{{{_MODEL}}}[5m]))",
+                    "mean",
+                ),
+                (f"histogram_quantile(0.9, sum by (le) (rate({m.BATCH_SIZE}_bucket{{{_MODEL}}}[5m])))", "p90"),
+            ),
+        ),
+        Panel(
+            "Versions available (embedded server)",
+            ((f"{m.MODEL_VERSION_AVAILABLE}{{{_MODEL}}}", "v{{model_version}}"),),
+        ),
+        Panel(
+            "SavedModel loads (all models)",
+            ((f"sum by (status) ({m.LOAD_ATTEMPT_COUNT}{{{server}}})", "{{status}}"),),
+        ),
+        Panel(
+            "Server CPU (embedded server)",
+            ((f"rate({m.PROCESS_CPU_SECONDS}{{{server}}}[1m])", "{{instance}}"),),
+            "percentunit",
+        ),
+        Panel(
+            "Server resident memory (embedded server)",
+            ((f"{m.PROCESS_RESIDENT_MEMORY}{{{server}}}", "{{instance}}"),),
+            "bytes",
+        ),
+    ]
+
+
+def _pipeline() -> list[Panel]:
+    return [
+        Panel("Last run succeeded (1) or failed (0)", ((m.PIPELINE_RUN_SUCCESS, "{{pipeline}}"),)),
+        Panel("Last run duration", ((m.PIPELINE_RUN_SECONDS, "{{pipeline}}"),), "s"),
+        Panel("Since the last run ended", ((f"time() - {m.PIPELINE_RUN_FINISHED}", "{{pipeline}}"),), "s"),
+        Panel(
+            "Component duration (last run)",
+            ((m.PIPELINE_COMPONENT_SECONDS, "{{pipeline}} {{component}} {{status}}"),),
+            "s",
+        ),
+        Panel(
+            "Components finished per hour, by status",
+            (
+                (
+                    f"sum by (pipeline, status) (increase({m.PIPELINE_COMPONENT_RUNS}[1h]))",
+                    "{{pipeline}} {{status}}",
+                ),
+            ),
+        ),
+    ]
+
+
+def _training() -> list[Panel]:
+    return [
+        Panel("Examples per second", ((m.TRAINER_EXAMPLES_PER_SECOND, "{{job}} {{instance}}"),)),
+        Panel("Step", ((m.TRAINER_STEP, "{{job}} {{instance}}"),)),
+        Panel("Loss", ((m.TRAINER_LOSS, "{{job}} {{instance}}"),)),
+        Panel("GPU utilisation", ((m.TRAINER_GPU_UTILIZATION, "GPU {{gpu}}"),), "percent"),
+        Panel("GPU memory used", ((m.TRAINER_GPU_MEMORY_USED, "GPU {{gpu}}"),), "bytes"),
+    ]
+
+
+def rows() -> dict[str, list[Panel]]:
+    """The dashboard's rows: {row title: panels}, in order.
+
+    Returns:
+        Serving, pipeline-run and training panels.
+    """
+    return {SERVING_ROW: _serving(), PIPELINE_ROW: _pipeline(), TRAINING_ROW: _training()}
+
+
+def _panel_json(panel_id: int, panel: Panel, x: int, y: int) -> dict[str, Any]:
     return {
         "id": panel_id,
         "type": "timeseries",
-        "title": title,
+        "title": panel.title,
         "datasource": _DS,
-        "gridPos": {"h": 8, "w": 12, "x": x, "y": y},
-        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "gridPos": {"h": _HEIGHT, "w": _WIDTH, "x": x, "y": y},
+        "fieldConfig": {"defaults": {"unit": panel.unit}, "overrides": []},
         "targets": [
             {"refId": chr(ord("A") + i), "datasource": _DS, "expr": expr, "legendFormat": legend}
-            for i, (expr, legend) in enumerate(targets)
+            for i, (expr, legend) in enumerate(panel.targets)
         ],
     }
 
 
-def _row(panel_id: int, title: str, y: int) -> dict[str, Any]:
+def _row_json(panel_id: int, title: str, y: int) -> dict[str, Any]:
     return {
         "id": panel_id,
         "type": "row",
@@ -43,109 +189,29 @@ def _row(panel_id: int, title: str, y: int) -> dict[str, Any]:
     }
 
 
-def _latency(q: str) -> str:
-    return (
-        f"histogram_quantile({q}, sum by (le, model_name) "
-        f"(rate(tfserving_request_latency_seconds_bucket{{{_SEL}}}[5m])))"
-    )
+def _layout(layout: dict[str, list[Panel]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    y = 0
+    for title, panels in layout.items():
+        out.append(_row_json(len(out) + 1, title, y))
+        y += 1
+        for i, panel in enumerate(panels):
+            out.append(_panel_json(len(out) + 1, panel, (i % 2) * _WIDTH, y + (i // 2) * _HEIGHT))
+        y += -(-len(panels) // 2) * _HEIGHT
+    return out
 
 
 def dashboard(model_name: str) -> dict[str, Any]:
-    """The dashboard JSON (a dict), with a `model` variable defaulting to `model_name`."""
-    panels = [
-        _row(1, "Serving (embedded server)", 0),
-        _panel(
-            2,
-            "Request rate",
-            [
-                (
-                    f"sum by (model_name, model_version, api) (rate(tfserving_requests_total{{{_SEL}}}[1m]))",
-                    "{{model_name}} v{{model_version}} {{api}}",
-                )
-            ],
-            "reqps",
-            0,
-            1,
-        ),
-        _panel(
-            3,
-            "Latency p50 / p99",
-            [(_latency("0.5"), "p50 {{model_name}}"), (_latency("0.99"), "p99 {{model_name}}")],
-            "s",
-            12,
-            1,
-        ),
-        _panel(
-            4,
-            "Batch size (rows per batch)",
-            [
-                (
-                    (
-                        f"sum by (model_name) (rate(tfserving_batch_size_sum{{{_SEL}}}[5m])) / "
-                        f"sum by (model_name) (rate(tfserving_batch_size_count{{{_SEL}}}[5m]))"
-                    ),
-                    "mean {{model_name}}",
-                ),
-                (
-                    f"histogram_quantile(0.9, sum by (le, model_name) (rate(tfserving_batch_size_bucket{{{_SEL}}}[5m])))",
-                    "p90 {{model_name}}",
-                ),
-            ],
-            "short",
-            0,
-            9,
-        ),
-        _panel(
-            5,
-            "Errors",
-            [
-                (
-                    f'sum by (model_name, status) (rate(tfserving_requests_total{{{_SEL}, status!="OK"}}[1m]))',
-                    "{{model_name}} {{status}}",
-                )
-            ],
-            "reqps",
-            12,
-            9,
-        ),
-        _row(6, "Serving (tensorflow/serving image)", 17),
-        _panel(
-            7,
-            "Request rate by status",
-            [
-                (
-                    f"sum by (model_name, status) (rate(:tensorflow:serving:request_count{{{_SEL}}}[1m]))",
-                    "{{model_name}} {{status}}",
-                )
-            ],
-            "reqps",
-            0,
-            18,
-        ),
-        _panel(
-            8,
-            "Latency p50 / p99",
-            [
-                (
-                    (
-                        f"histogram_quantile({q}, sum by (le, model_name) "
-                        f"(rate(:tensorflow:serving:request_latency_bucket{{{_SEL}}}[5m]))) / 1e6"
-                    ),
-                    f"{name} {{{{model_name}}}}",
-                )
-                for q, name in (("0.5", "p50"), ("0.99", "p99"))
-            ],
-            "s",
-            12,
-            18,
-        ),
-        _row(9, "Training", 26),
-        _panel(10, "Examples per second", [("trainer_examples_per_second", "{{job}}")], "short", 0, 27),
-        _panel(11, "Step", [("trainer_step", "{{job}}")], "short", 12, 27),
-        _panel(12, "Loss", [("trainer_loss", "{{job}}")], "short", 0, 35),
-    ]
+    """The dashboard JSON (a dict), with a `model` variable set to `model_name`.
+
+    Args:
+        model_name: The TensorFlow Serving model name the serving panels select.
+
+    Returns:
+        The dashboard, ready for `json.dumps` and Grafana's file provisioning.
+    """
     return {
-        "uid": f"serving-{model_name}"[:40],
+        "uid": f"serving-{instance_name(model_name)}"[:40],
         "title": f"TensorFlow Serving: {model_name}",
         "tags": ["serving", "tfx"],
         "timezone": "browser",
@@ -164,5 +230,5 @@ def dashboard(model_name: str) -> dict[str, Any]:
                 }
             ]
         },
-        "panels": panels,
+        "panels": _layout(rows()),
     }

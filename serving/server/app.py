@@ -18,6 +18,7 @@ import dataclasses
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 
 import grpc
@@ -28,20 +29,26 @@ from serving.config import (
     ServerFiles,
     read_text_proto,
 )
+from serving.errors import ServingError, message
 from serving.protos import (
     model_server_config_pb2,
     monitoring_config_pb2,
     session_bundle_config_pb2,
 )
+from serving.server import limits as limit_defaults
 from serving.server.batching import BatchingOptions
 from serving.server.grpc_api import start_grpc_server
+from serving.server.limits import RequestLimits
 from serving.server.manager import ModelManager
+from serving.server.memory import MemoryReleaser
 from serving.server.metrics import ServingMetrics
+from serving.server.reload_policy import ReloadPolicy
 from serving.server.rest import RestApi
 from serving.server.runtime import Runtime
+from serving.server.servable import Servable
 from serving.server.warmup_replay import replay_warmup
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "EmbeddedServer", "ServerOptions"]
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "EmbeddedServer", "PortInUse", "ServerOptions"]
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
@@ -67,6 +74,17 @@ class ServerOptions:
         allow_version_labels_for_unavailable_models: As the flag of that name.
         max_num_load_retries: Load retries of a failing version.
         inference_threads: Threads running unbatched requests.
+        request_memory_budget_bytes: Largest decoded size of one request's
+            input tensors, checked against declared shapes before decoding.
+        max_json_depth: Deepest nesting of a REST body.
+        header_timeout_s: Close a connection that has not sent a complete
+            request head this long after it opened or was last answered
+            (also the idle keep-alive timeout).
+        body_timeout_s: Answer 408 when a body is not complete this long
+            after its head.
+        allow_config_reload: Serve HandleReloadConfigRequest (off: FAILED_PRECONDITION).
+        allowed_model_roots: Where reloaded base paths may point; empty: the
+            initial config's base paths.
     """
 
     host: str = "127.0.0.1"
@@ -81,6 +99,36 @@ class ServerOptions:
     allow_version_labels_for_unavailable_models: bool = False
     max_num_load_retries: int = 5
     inference_threads: int = dataclasses.field(default_factory=lambda: max(4, 2 * (os.cpu_count() or 1)))
+    request_memory_budget_bytes: int = limit_defaults.DEFAULT_MEMORY_BUDGET_BYTES
+    max_json_depth: int = limit_defaults.DEFAULT_MAX_JSON_DEPTH
+    header_timeout_s: float = limit_defaults.DEFAULT_HEADER_TIMEOUT_S
+    body_timeout_s: float = limit_defaults.DEFAULT_BODY_TIMEOUT_S
+    allow_config_reload: bool = False
+    allowed_model_roots: tuple[str, ...] = ()
+
+    def limits(self) -> RequestLimits:
+        return RequestLimits(
+            memory_budget_bytes=self.request_memory_budget_bytes,
+            max_json_depth=self.max_json_depth,
+            header_timeout_s=self.header_timeout_s,
+            body_timeout_s=self.body_timeout_s,
+        )
+
+
+class PortInUse(OSError):
+    """A port the server was told to bind is taken; the message names it and the flag."""
+
+
+def _port_in_use(what: str, host: str, port: int, flag: str, err: BaseException) -> PortInUse:
+    return PortInUse(
+        message(
+            f"Cannot bind the {what} port {host}:{port}",
+            expected="a free port",
+            received=str(err).splitlines()[0] if str(err) else type(err).__name__,
+            fix=f"Stop the process holding it (e.g. `ss -ltnp 'sport = :{port}'`) or pass another {flag} "
+            "(0 picks a free one).",
+        )
+    )
 
 
 class EmbeddedServer:
@@ -103,10 +151,15 @@ class EmbeddedServer:
         self.options = options or ServerOptions()
         self.config_path = Path(config_path) if config_path else None
         self.metrics = ServingMetrics()
+        self.limits = self.options.limits()
+        self.memory = MemoryReleaser()
+        self.reload_policy = ReloadPolicy.from_options(
+            self.options.allow_config_reload, tuple(self.options.allowed_model_roots), config
+        )
         self.manager = ModelManager(
             config,
             poll_seconds=self.options.file_system_poll_wait_seconds,
-            prepare=replay_warmup if self.options.enable_model_warmup else None,
+            prepare=self._prepare,
             on_change=self.metrics.set_available,
             max_load_retries=self.options.max_num_load_retries,
             allow_labels_for_unavailable=self.options.allow_version_labels_for_unavailable_models,
@@ -122,7 +175,12 @@ class EmbeddedServer:
         if monitoring is not None and not monitoring.prometheus_config.enable:
             prometheus = None
         self.rest = RestApi(
-            self.runtime, self.metrics, max_request_bytes=self.options.max_request_bytes, prometheus_path=prometheus
+            self.runtime,
+            self.metrics,
+            max_request_bytes=self.options.max_request_bytes,
+            prometheus_path=prometheus,
+            limits=self.limits,
+            memory=self.memory,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -131,6 +189,22 @@ class EmbeddedServer:
         self.rest_port: int | None = None
         self.grpc_port: int | None = None
         self._stopped = threading.Event()
+
+    def _prepare(self, servable: Servable) -> None:
+        """Counts the load, then replays the warmup file, under TensorFlow Serving's metric names."""
+        path = str(servable.path)
+        self.metrics.observe_load(path)
+        if not self.options.enable_model_warmup:
+            return
+        started = time.perf_counter()
+        try:
+            records = replay_warmup(servable)
+        except ServingError as err:
+            status = f"{err.code_name}: {err.text.splitlines()[0]}"  # absl::Status::ToString()
+            self.metrics.observe_warmup(path, status, 0, time.perf_counter() - started)
+            raise
+        if records:  # as TensorFlow Serving: no metric without a warmup file
+            self.metrics.observe_warmup(path, "OK", records, time.perf_counter() - started)
 
     @classmethod
     def from_files(cls, files: ServerFiles, **options) -> EmbeddedServer:
@@ -177,18 +251,34 @@ class EmbeddedServer:
 
     async def _start_async(self) -> None:
         self.runtime.start()
-        self._runner = web.AppRunner(self.rest.app(), access_log=None)
+        # aiohttp closes a connection that sends no complete request head within
+        # its keep-alive timeout (counted from the connection's start and from
+        # each answer): that is the header timeout. After an early answer (408,
+        # 413) it reads the unsent rest of the body at most `lingering_time`.
+        self._runner = web.AppRunner(
+            self.rest.app(), access_log=None, keepalive_timeout=self.limits.header_timeout_s, lingering_time=2.0
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.options.host, self.options.rest_port, reuse_address=True)
-        await site.start()
+        host = self.options.host
+        site = web.TCPSite(self._runner, host, self.options.rest_port, reuse_address=True)
+        try:
+            await site.start()
+        except OSError as err:
+            raise _port_in_use("REST", host, self.options.rest_port, "--rest-port", err) from None
         self.rest_port = self._runner.addresses[0][1]
         if self.options.grpc_port is not None:
-            self._grpc, self.grpc_port = await start_grpc_server(
-                self.runtime,
-                self.metrics,
-                address=f"{self.options.host}:{self.options.grpc_port}",
-                max_message_bytes=self.options.max_request_bytes,
-            )
+            try:
+                self._grpc, self.grpc_port = await start_grpc_server(
+                    self.runtime,
+                    self.metrics,
+                    address=f"{host}:{self.options.grpc_port}",
+                    max_message_bytes=self.options.max_request_bytes,
+                    limits=self.limits,
+                    memory=self.memory,
+                    reload_policy=self.reload_policy,
+                )
+            except OSError as err:
+                raise _port_in_use("gRPC", host, self.options.grpc_port, "--grpc-port", err) from None
 
     async def _stop_async(self) -> None:
         if self._grpc is not None:
@@ -209,6 +299,7 @@ class EmbeddedServer:
                 self._thread.join(timeout=30)
                 self._loop.close()
         self.manager.stop()
+        self.memory.close()
         self._stopped.set()
 
     def wait(self) -> None:
@@ -216,7 +307,7 @@ class EmbeddedServer:
         self._stopped.wait()
 
     def reload_config(self, config: model_server_config_pb2.ModelServerConfig) -> None:
-        """In-process HandleReloadConfigRequest."""
+        """In-process HandleReloadConfigRequest (trusted: the reload policy applies to the RPC only)."""
         self.manager.reload(config)
 
     def __enter__(self):

@@ -89,7 +89,8 @@ class _Queue:
     batches: collections.deque[_Batch] = dataclasses.field(default_factory=collections.deque)
 
 
-BatchObserver = Callable[[Servable, Signature, int], None]
+# (servable, signature, rows, seconds the batch waited before it ran)
+BatchObserver = Callable[[Servable, Signature, int, float], None]
 
 
 class BatchScheduler:
@@ -97,7 +98,7 @@ class BatchScheduler:
 
     def __init__(self, options: BatchingOptions, observe_batch: BatchObserver | None = None) -> None:
         self.options = options
-        self._observe = observe_batch or (lambda servable, signature, size: None)
+        self._observe = observe_batch or (lambda servable, signature, size, queued: None)
         self._executor = ThreadPoolExecutor(options.num_batch_threads, thread_name_prefix="batch")
         self._queues: dict[tuple, _Queue] = {}
         self._wakeup: asyncio.Event | None = None
@@ -201,6 +202,7 @@ class BatchScheduler:
         tasks = [t for t in batch.tasks if not t.future.cancelled()]
         if not tasks:
             return
+        queued = time.monotonic() - batch.created
         try:
             results = await asyncio.get_running_loop().run_in_executor(
                 self._executor, self._execute, queue.signature, tasks
@@ -211,7 +213,7 @@ class BatchScheduler:
                     task.future.set_exception(err)
             return
         self._wakeup.set()
-        self._observe(queue.servable, queue.signature, sum(t.size for t in tasks))
+        self._observe(queue.servable, queue.signature, sum(t.size for t in tasks), queued)
         for task, result in zip(tasks, results):
             if not task.future.done():
                 task.future.set_result(result)

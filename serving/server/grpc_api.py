@@ -26,13 +26,21 @@ from tensorflow_serving.apis import (
 from serving.errors import Internal, ServingError
 from serving.server import responses
 from serving.server.examples import examples_from_input
-from serving.server.metrics import ServingMetrics
+from serving.server.limits import RequestLimits, check_tensor_protos
+from serving.server.memory import MemoryReleaser
+from serving.server.metrics import GRPC, ServingMetrics
+from serving.server.multi_inference import multi_inference
+from serving.server.reload_policy import ReloadPolicy
 from serving.server.runtime import ModelRef, Runtime
 from serving.server.tensors import array_to_proto, proto_inputs
 
 __all__ = ["ModelServicer", "PredictionServicer", "start_grpc_server"]
 
 log = logging.getLogger(__name__)
+
+
+# The `API` label TensorFlow Serving's PredictionServiceImpl records, by our api name.
+_COUNTED_APIS = {"predict": "Predict", "classify": "Classify", "regress": "Regress"}
 
 
 def _ref(model_spec) -> ModelRef:
@@ -44,9 +52,20 @@ def _ref(model_spec) -> ModelRef:
 
 
 class _Servicer:
-    def __init__(self, runtime: Runtime, metrics: ServingMetrics) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        metrics: ServingMetrics,
+        *,
+        limits: RequestLimits | None = None,
+        memory: MemoryReleaser | None = None,
+        reload_policy: ReloadPolicy | None = None,
+    ) -> None:
         self.runtime = runtime
         self.metrics = metrics
+        self.limits = limits or RequestLimits()
+        self.memory = memory
+        self.reload_policy = reload_policy or ReloadPolicy()
 
     async def _serve(
         self,
@@ -57,32 +76,27 @@ class _Servicer:
     ):
         """Awaits `call`; returns its response or aborts with its error."""
         started = time.perf_counter()
-        version = None
+        counted = _COUNTED_APIS.get(api)  # TensorFlow Serving counts only these over gRPC
         try:
-            version, response = await call()
+            _, response = await call()
         except ServingError as err:
             error = err
+            reason = getattr(err, "reason", None)
+            if reason:
+                self.metrics.reject(GRPC, reason)
         except Exception as err:  # noqa: BLE001 - the server stays up and answers INTERNAL
             log.exception("Unhandled error in %s", api)
             error = Internal(f"{type(err).__name__}: {err}")
         else:
-            self.metrics.observe_request(
-                model=model,
-                version=version,
-                api=api,
-                entrypoint="GRPC",
-                status="OK",
-                seconds=time.perf_counter() - started,
-            )
+            if counted:
+                self.metrics.observe_request(
+                    model=model, api=counted, entrypoint=GRPC, status="OK", seconds=time.perf_counter() - started
+                )
             return response
-        self.metrics.observe_request(
-            model=model,
-            version=version,
-            api=api,
-            entrypoint="GRPC",
-            status=error.code_name,
-            seconds=time.perf_counter() - started,
-        )
+        if counted:
+            self.metrics.observe_request(
+                model=model, api=counted, entrypoint=GRPC, status=error.code_name, seconds=time.perf_counter() - started
+            )
         await context.abort(error.code, error.text)
 
 
@@ -92,12 +106,17 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
     async def Predict(self, request, context):  # noqa: N802 - gRPC method name
         async def call():
             ref = _ref(request.model_spec)
-            result = await self.runtime.predict(
-                ref,
-                request.model_spec.signature_name,
-                lambda signature: proto_inputs(request.inputs, signature, ref.name),
-                list(request.output_filter),
-            )
+            declared = check_tensor_protos(request.inputs, self.limits)  # before anything is decoded
+            try:
+                result = await self.runtime.predict(
+                    ref,
+                    request.model_spec.signature_name,
+                    lambda signature: proto_inputs(request.inputs, signature, ref.name),
+                    list(request.output_filter),
+                )
+            finally:
+                if self.memory is not None:
+                    self.memory.after(declared)  # trims 0.2 s later, once the answer is out
             response = predict_pb2.PredictResponse()
             response.model_spec.name = ref.name
             response.model_spec.version.value = result.version
@@ -142,6 +161,10 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
 
         return await self._serve("regress", context, request.model_spec.name, call)
 
+    async def MultiInference(self, request, context):  # noqa: N802
+        model = request.tasks[0].model_spec.name if request.tasks else ""
+        return await self._serve("MultiInference", context, model, lambda: multi_inference(self.runtime, request))
+
     async def GetModelMetadata(self, request, context):  # noqa: N802
         async def call():
             ref = _ref(request.model_spec)
@@ -164,6 +187,7 @@ class ModelServicer(_Servicer, model_service_pb2_grpc.ModelServiceServicer):
 
     async def HandleReloadConfigRequest(self, request, context):  # noqa: N802
         async def call():
+            self.reload_policy.check(request.config)
             # The manager's lock may be held by a load: wait off the loop.
             await asyncio.get_running_loop().run_in_executor(None, self.runtime.manager.reload, request.config)
             response = model_management_pb2.ReloadConfigResponse()
@@ -174,9 +198,26 @@ class ModelServicer(_Servicer, model_service_pb2_grpc.ModelServiceServicer):
 
 
 async def start_grpc_server(
-    runtime: Runtime, metrics: ServingMetrics, *, address: str, max_message_bytes: int
+    runtime: Runtime,
+    metrics: ServingMetrics,
+    *,
+    address: str,
+    max_message_bytes: int,
+    limits: RequestLimits | None = None,
+    memory: MemoryReleaser | None = None,
+    reload_policy: ReloadPolicy | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """Starts the gRPC server on `address` (call on the server's loop).
+
+    Args:
+        runtime: The inference path.
+        metrics: Where requests are counted.
+        address: "host:port" to bind.
+        max_message_bytes: Largest message in either direction.
+        limits: Per-request memory budget.
+        memory: Gives memory back after large requests.
+        reload_policy: Whether and where HandleReloadConfigRequest may point models;
+            refused when None.
 
     Returns:
         The server and the bound port.
@@ -191,8 +232,11 @@ async def start_grpc_server(
             ("grpc.so_reuseport", 0),
         ]
     )
-    prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(PredictionServicer(runtime, metrics), server)
-    model_service_pb2_grpc.add_ModelServiceServicer_to_server(ModelServicer(runtime, metrics), server)
+    extras = {"limits": limits, "memory": memory, "reload_policy": reload_policy}
+    prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(
+        PredictionServicer(runtime, metrics, **extras), server
+    )
+    model_service_pb2_grpc.add_ModelServiceServicer_to_server(ModelServicer(runtime, metrics, **extras), server)
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as err:  # grpcio raises instead of returning 0 on bind failure

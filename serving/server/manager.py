@@ -3,9 +3,12 @@
 The manager plays the part of TensorFlow Serving's ServerCore:
 
 * every `poll_seconds` it lists `<base_path>/<version>` directories (numeric
-  names only, and only once `saved_model.pb` is there, so `.tmp-*` or
-  half-copied exports are ignored), picks the versions the policy wants
-  (latest N, specific, all), loads new ones and unloads the others;
+  names, parsed as integers as TensorFlow Serving does, so `00000123` is
+  version 123 loaded from `00000123/`; and only once `saved_model.pb` is
+  there, so `.tmp-*` or half-copied exports are ignored, or `export.meta`,
+  the SessionBundle format, which then fails to load visibly), picks the
+  versions the policy wants (latest N, specific, all), loads new ones and
+  unloads the others;
 * availability is preserved: a new version is loaded (and warmed up) fully
   before it is published, and old versions are unloaded only once an aspired
   version is AVAILABLE. Requests that already hold an old version finish on
@@ -69,19 +72,42 @@ class _Model:
         self.failures: dict[int, int] = {}
 
 
-def _versions_on_disk(base_path: str) -> list[int]:
+# A version directory counts once one of these is in it. `export.meta` is a
+# SessionBundle (TF Serving's own test model bad_half_plus_two): TensorFlow
+# Serving tries it and reports the failed load, so do we.
+_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt", "export.meta")
+
+
+def _versions_on_disk(base_path: str) -> dict[int, Path]:
+    """Version number to its directory, as TensorFlow Serving parses them.
+
+    Names are parsed as integers (`00000123` is version 123). Of two
+    directories with the same number (`123` and `0123`), the one with the
+    longer name is used and the other is logged and ignored.
+    """
     try:
-        entries = list(os.scandir(base_path))
+        entries = sorted(os.scandir(base_path), key=lambda e: (len(e.name), e.name))
     except (FileNotFoundError, NotADirectoryError):
-        return []
-    return sorted(
-        int(e.name)
-        for e in entries
-        if e.name.isascii()
-        and e.name.isdigit()
-        and e.is_dir()
-        and any((Path(e.path) / f).is_file() for f in ("saved_model.pb", "saved_model.pbtxt"))
-    )
+        return {}
+    found: dict[int, Path] = {}
+    for entry in entries:
+        if not (
+            entry.name.isascii()
+            and entry.name.isdigit()
+            and entry.is_dir()
+            and any((Path(entry.path) / f).is_file() for f in _MODEL_FILES)
+        ):
+            continue
+        version = int(entry.name)
+        if version in found:
+            log.warning(
+                "Duplicate version directories detected. Version %d will be loaded from %s, %s will be ignored.",
+                version,
+                entry.path,
+                found[version],
+            )
+        found[version] = Path(entry.path)
+    return dict(sorted(found.items()))
 
 
 def _aspired(config: model_server_config_pb2.ModelConfig, on_disk: list[int]) -> list[int]:
@@ -300,24 +326,24 @@ class ModelManager:
     def _sync_model(self, model: _Model) -> None:
         with self._lock:
             config = model.config
-        aspired = _aspired(config, _versions_on_disk(config.base_path))
+        on_disk = _versions_on_disk(config.base_path)
+        aspired = _aspired(config, list(on_disk))
         for version in aspired:
             with self._lock:
                 skip = version in model.servables or model.failures.get(version, 0) > self._max_load_retries
             if not skip:
-                self._load(model, config, version)
+                self._load(model, config, on_disk[version], version)
         with self._lock:
             if model is not self._models.get(config.name):
                 return  # removed or replaced by a reload meanwhile
-            aspired_now = set(_aspired(model.config, _versions_on_disk(model.config.base_path)))
+            aspired_now = set(_aspired(model.config, list(_versions_on_disk(model.config.base_path))))
             stale = [v for v in model.servables if v not in aspired_now]
             keep_old = bool(aspired_now) and not any(v in model.servables for v in aspired_now)
         if stale and not keep_old:
             for version in stale:
                 self._unload(model, version)
 
-    def _load(self, model: _Model, config: model_server_config_pb2.ModelConfig, version: int) -> None:
-        path = Path(config.base_path) / str(version)
+    def _load(self, model: _Model, config: model_server_config_pb2.ModelConfig, path: Path, version: int) -> None:
         self._set_status(model, VersionStatus(version, State.LOADING))
         started = time.monotonic()
         try:
@@ -408,6 +434,20 @@ class ModelManager:
             if label is not None:
                 version = self._label_version(model, label)
             if version is None:
+                failed = [s for s in model.statuses.values() if s.state == State.END and s.error is not None]
+                if not model.servables and failed:
+                    # TensorFlow Serving's code and wording, plus the reason.
+                    newest = max(failed, key=lambda s: s.version)
+                    raise NotFound(
+                        message(
+                            f"Servable not found for request: {request}",
+                            expected="at least one AVAILABLE version",
+                            received=f"versions {sorted(s.version for s in failed)} failed to load; "
+                            f"version {newest.version}: {newest.error.text}",
+                            fix="Fix or replace the version directory, then reload the config "
+                            "(failed versions are retried max_num_load_retries times).",
+                        )
+                    )
                 if not model.servables:
                     raise NotFound(
                         message(

@@ -1,16 +1,40 @@
-"""Prometheus metrics of the embedded server, per model and version.
+"""Prometheus metrics of the embedded server, under TensorFlow Serving's names.
 
 Exposed at the monitoring config's path (`/monitoring/prometheus/metrics` by
-default) in the Prometheus text format:
+default) in the Prometheus text format. The metrics TensorFlow Serving exports
+keep its names, label names, label values and units (microseconds), as its
+Prometheus exporter writes them (`/tensorflow/serving/request_count` becomes
+`:tensorflow:serving:request_count`, counters without `_total`), so one
+dashboard serves both servers:
 
-* `tfserving_requests_total{model_name, model_version, api, entrypoint, status}`
-  where `api` is predict/classify/regress/metadata/status, `entrypoint` REST or
-  GRPC and `status` the canonical code name (OK, NOT_FOUND, ...);
-* `tfserving_request_latency_seconds{model_name, model_version, api, entrypoint}`;
-* `tfserving_batch_size{model_name, model_version, signature_name}`, rows per
-  executed batch;
-* `tfserving_model_version_available{model_name, model_version}`, 1 while a
-  version serves.
+* `:tensorflow:serving:request_count{model_name, status}`: Predict, Classify
+  and Regress over gRPC, every request over REST; `status` is the canonical
+  code name (OK, NOT_FOUND, ...);
+* `:tensorflow:serving:request_latency{model_name, API, entrypoint}`:
+  histogram in microseconds of successful requests; `API` is `Predict`,
+  `Classify`, `Regress` over gRPC and the URL's verb over REST (`predict`,
+  `classify`, `regress`, empty for GET), `entrypoint` `GRPC` or `REST`;
+* `:tensorflow:serving:runtime_latency{model_name, API, runtime}`: the model
+  call alone (with batching: queue plus batch), `runtime="TF1"`;
+* `:tensorflow:serving:request_example_counts{model}` (histogram) and
+  `:tensorflow:serving:request_example_count_total{model}`: examples per
+  Classify/Regress request;
+* `:tensorflow:serving:model_warmup_latency{model_path, status}` (microseconds)
+  and `:tensorflow:serving:model_warmup_records_read{model_path, status}`;
+* `:tensorflow:cc:saved_model:load_attempt_count{model_path, status}` with
+  `status="success"` (a SavedModel that failed to load is reported in the
+  model status, not counted here);
+* `:tensorflow:serving:batching_session:wrapped_run_count` and
+  `:tensorflow:serving:batching_session:queuing_latency{thread_pool_name}`
+  (microseconds) with batching on;
+
+plus the process metrics of prometheus_client (`process_resident_memory_bytes`,
+`process_cpu_seconds_total`, ...) and this server's own, named the Prometheus
+way: `tfserving_batch_size{model_name, model_version, signature_name}` (rows
+per executed batch), `tfserving_model_version_available{model_name,
+model_version}` (1 while a version serves) and
+`tfserving_requests_rejected_total{entrypoint, reason}` (requests refused by
+the limits: `memory_budget`, `json_depth`, `body_size`, `timeout`).
 
 Each server owns its registry, so several servers can run in one process.
 """
@@ -22,60 +46,215 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    ProcessCollector,
     generate_latest,
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
-__all__ = ["CONTENT_TYPE_LATEST", "ServingMetrics"]
+__all__ = [
+    "BATCHING_QUEUING_LATENCY",
+    "BATCHING_WRAPPED_RUN_COUNT",
+    "BATCH_SIZE",
+    "CONTENT_TYPE_LATEST",
+    "LOAD_ATTEMPT_COUNT",
+    "MODEL_VERSION_AVAILABLE",
+    "MODEL_WARMUP_LATENCY",
+    "MODEL_WARMUP_RECORDS_READ",
+    "REQUESTS_REJECTED",
+    "REQUEST_COUNT",
+    "REQUEST_EXAMPLE_COUNTS",
+    "REQUEST_EXAMPLE_COUNT_TOTAL",
+    "REQUEST_LATENCY",
+    "RUNTIME_LATENCY",
+    "ServingMetrics",
+]
 
-_LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+# TensorFlow Serving's metrics (tensorflow_serving/servables/tensorflow/util.cc,
+# saved_model_warmup_util.cc, batching/batching_session.cc) and TensorFlow's
+# SavedModel loader (tensorflow/cc/saved_model/loader.cc).
+REQUEST_COUNT = ":tensorflow:serving:request_count"
+REQUEST_LATENCY = ":tensorflow:serving:request_latency"
+RUNTIME_LATENCY = ":tensorflow:serving:runtime_latency"
+REQUEST_EXAMPLE_COUNTS = ":tensorflow:serving:request_example_counts"
+REQUEST_EXAMPLE_COUNT_TOTAL = ":tensorflow:serving:request_example_count_total"
+MODEL_WARMUP_LATENCY = ":tensorflow:serving:model_warmup_latency"
+MODEL_WARMUP_RECORDS_READ = ":tensorflow:serving:model_warmup_records_read"
+LOAD_ATTEMPT_COUNT = ":tensorflow:cc:saved_model:load_attempt_count"
+BATCHING_WRAPPED_RUN_COUNT = ":tensorflow:serving:batching_session:wrapped_run_count"
+BATCHING_QUEUING_LATENCY = ":tensorflow:serving:batching_session:queuing_latency"
+# This server's own.
+BATCH_SIZE = "tfserving_batch_size"
+MODEL_VERSION_AVAILABLE = "tfserving_model_version_available"
+REQUESTS_REJECTED = "tfserving_requests_rejected_total"
+
+# Label values TensorFlow Serving writes.
+GRPC, REST = "GRPC", "REST"
+LOAD_SUCCESS = "success"
+RUNTIME = "TF1"
+BATCH_THREAD_POOL = "shared_batch_scheduler"
+
+
+def _exponential(scale: float, growth: float, count: int) -> tuple[float, ...]:
+    """TensorFlow's `monitoring::Buckets::Exponential` upper bounds (then +Inf)."""
+    return tuple(round(scale * growth**i, 6) for i in range(count))
+
+
+_LATENCY_BUCKETS_US = _exponential(10, 1.8, 33)  # 10 us .. ~20 minutes
+_EXAMPLE_BUCKETS = _exponential(1, 2, 15)  # 1 .. 16384 examples
+_QUEUING_BUCKETS_US = _exponential(100, 1.2, 52)  # 100 us .. ~1 s
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+# TensorFlow Serving's counters carry no `_total` suffix; prometheus_client adds one.
+_BARE_COUNTERS = (REQUEST_COUNT, MODEL_WARMUP_RECORDS_READ, LOAD_ATTEMPT_COUNT, BATCHING_WRAPPED_RUN_COUNT)
+
+
+class _Exported(Collector):
+    """The metrics as TensorFlow Serving's exporter writes them: its counters
+    without `_total`, and no `_created` series."""
+
+    def __init__(self, source: CollectorRegistry) -> None:
+        self._source = source
+
+    def collect(self):
+        for metric in self._source.collect():
+            bare = metric.type == "counter" and metric.name in _BARE_COUNTERS
+            exported = Metric(metric.name, metric.documentation, metric.type, metric.unit)
+            for sample in metric.samples:
+                if sample.name.endswith("_created"):
+                    continue
+                exported.samples.append(sample._replace(name=metric.name) if bare else sample)
+            yield exported
 
 
 class ServingMetrics:
     """The embedded server's metrics, in their own registry."""
 
     def __init__(self) -> None:
+        self._source = CollectorRegistry(auto_describe=True)
         self.registry = CollectorRegistry()
-        self.requests = Counter(
-            "tfserving_requests",
-            "Requests by model, version, API, entrypoint and status code.",
-            ["model_name", "model_version", "api", "entrypoint", "status"],
-            registry=self.registry,
+        self.registry.register(_Exported(self._source))
+        ProcessCollector(registry=self.registry)
+        source = self._source
+        self.request_count = Counter(
+            REQUEST_COUNT, "The total number of requests.", ["model_name", "status"], registry=source
         )
-        self.latency = Histogram(
-            "tfserving_request_latency_seconds",
-            "Request latency inside the server.",
-            ["model_name", "model_version", "api", "entrypoint"],
-            buckets=_LATENCY_BUCKETS,
-            registry=self.registry,
+        self.request_latency = Histogram(
+            REQUEST_LATENCY,
+            "Distribution of wall time (in microseconds) for Tensorflow Serving request.",
+            ["model_name", "API", "entrypoint"],
+            buckets=_LATENCY_BUCKETS_US,
+            registry=source,
+        )
+        self.runtime_latency = Histogram(
+            RUNTIME_LATENCY,
+            "Distribution of wall time (in microseconds) for Tensorflow runtime.",
+            ["model_name", "API", "runtime"],
+            buckets=_LATENCY_BUCKETS_US,
+            registry=source,
+        )
+        self.example_counts = Histogram(
+            REQUEST_EXAMPLE_COUNTS,
+            "The number of tensorflow.Examples per request.",
+            ["model"],
+            buckets=_EXAMPLE_BUCKETS,
+            registry=source,
+        )
+        self.example_count_total = Counter(
+            REQUEST_EXAMPLE_COUNT_TOTAL, "The total number of tensorflow.Examples.", ["model"], registry=source
+        )
+        self.warmup_latency = Histogram(
+            MODEL_WARMUP_LATENCY,
+            "Distribution of wall time (in microseconds) for warming up the model.",
+            ["model_path", "status"],
+            buckets=_LATENCY_BUCKETS_US,
+            registry=source,
+        )
+        self.warmup_records = Counter(
+            MODEL_WARMUP_RECORDS_READ,
+            "Total number of warmup records read during model warmup.",
+            ["model_path", "status"],
+            registry=source,
+        )
+        self.load_attempts = Counter(
+            LOAD_ATTEMPT_COUNT,
+            "The number of times a SavedModel was successfully loaded.",
+            ["model_path", "status"],
+            registry=source,
+        )
+        self.wrapped_runs = Counter(
+            BATCHING_WRAPPED_RUN_COUNT, "Total count of run calls on the wrapped session", registry=source
+        )
+        self.queuing_latency = Histogram(
+            BATCHING_QUEUING_LATENCY,
+            "Distribution of wall time spent (in microseconds) in queuing",
+            ["thread_pool_name"],
+            buckets=_QUEUING_BUCKETS_US,
+            registry=source,
         )
         self.batch_size = Histogram(
-            "tfserving_batch_size",
+            BATCH_SIZE,
             "Rows per executed batch.",
             ["model_name", "model_version", "signature_name"],
             buckets=_BATCH_BUCKETS,
-            registry=self.registry,
+            registry=source,
         )
         self.available = Gauge(
-            "tfserving_model_version_available",
+            MODEL_VERSION_AVAILABLE,
             "1 while the model version is AVAILABLE.",
             ["model_name", "model_version"],
-            registry=self.registry,
+            registry=source,
+        )
+        self.rejected = Counter(
+            REQUESTS_REJECTED,
+            "Requests refused by the server's limits, by entrypoint and reason.",
+            ["entrypoint", "reason"],
+            registry=source,
         )
 
-    def observe_request(
-        self, *, model: str, version: int | None, api: str, entrypoint: str, status: str, seconds: float
-    ) -> None:
-        version_label = "" if version is None else str(version)
-        self.requests.labels(model, version_label, api, entrypoint, status).inc()
-        self.latency.labels(model, version_label, api, entrypoint).observe(seconds)
+    def observe_request(self, *, model: str, api: str, entrypoint: str, status: str, seconds: float) -> None:
+        """Counts a request; records its latency when it succeeded (as TensorFlow Serving does).
 
-    def observe_batch(self, servable, signature, size: int) -> None:
+        Args:
+            model: The model name of the request ("" when the URL had none).
+            api: `Predict`/`Classify`/`Regress` (gRPC) or the URL verb (REST).
+            entrypoint: `GRPC` or `REST`.
+            status: The canonical status code name, e.g. `OK`.
+            seconds: Wall time inside the server.
+        """
+        self.request_count.labels(model, status).inc()
+        if status == "OK":
+            self.request_latency.labels(model, api, entrypoint).observe(seconds * 1e6)
+
+    def observe_runtime(self, model: str, api: str, seconds: float) -> None:
+        self.runtime_latency.labels(model, api, RUNTIME).observe(seconds * 1e6)
+
+    def observe_examples(self, model: str, count: int) -> None:
+        self.example_counts.labels(model).observe(count)
+        self.example_count_total.labels(model).inc(count)
+
+    def observe_load(self, model_path: str) -> None:
+        self.load_attempts.labels(model_path, LOAD_SUCCESS).inc()
+
+    def observe_warmup(self, model_path: str, status: str, records: int, seconds: float) -> None:
+        self.warmup_latency.labels(model_path, status).observe(seconds * 1e6)
+        self.warmup_records.labels(model_path, status).inc(records)
+
+    def observe_batch(self, servable, signature, size: int, queued_seconds: float = 0.0) -> None:
         self.batch_size.labels(servable.name, str(servable.version), signature.name).observe(size)
+        self.wrapped_runs.inc()
+        self.queuing_latency.labels(BATCH_THREAD_POOL).observe(queued_seconds * 1e6)
 
     def set_available(self, model: str, version: int, available: bool) -> None:
         self.available.labels(model, str(version)).set(1 if available else 0)
 
+    def reject(self, entrypoint: str, reason: str) -> None:
+        self.rejected.labels(entrypoint, reason).inc()
+
     def exposition(self) -> bytes:
-        return generate_latest(self.registry)
+        """The Prometheus text page."""
+        text = generate_latest(self.registry)
+        for name in _BARE_COUNTERS:  # the header lines name the counter as TensorFlow Serving does
+            for kind in (b"HELP", b"TYPE"):
+                text = text.replace(b"# %s %s_total " % (kind, name.encode()), b"# %s %s " % (kind, name.encode()))
+        return text

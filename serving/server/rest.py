@@ -9,11 +9,14 @@
 
 Errors are `{"error": "<message>"}` with the HTTP status of the canonical code
 (400 bad input, 404 unknown model/version/label/signature, 413 body over the
-size limit, 503 batch queue full, 500 internal).
+size limit, 503 batch queue full, 500 internal), plus 405 for a known path with
+the wrong method and 408 for a body that does not arrive in time. A body over
+the JSON depth limit is refused before it is parsed (400).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -26,13 +29,17 @@ from aiohttp import web
 from serving.errors import (
     Internal,
     InvalidArgument,
+    MethodNotAllowed,
+    RequestTimeout,
     RequestTooLarge,
     ServingError,
     message,
 )
 from serving.server import responses
 from serving.server.examples import examples_from_json
-from serving.server.metrics import CONTENT_TYPE_LATEST, ServingMetrics
+from serving.server.limits import RequestLimits, check_json_depth
+from serving.server.memory import MemoryReleaser
+from serving.server.metrics import CONTENT_TYPE_LATEST, REST, ServingMetrics
 from serving.server.runtime import ModelRef, Runtime
 from serving.server.tensors import json_inputs, json_outputs
 
@@ -46,6 +53,7 @@ _STATUS = re.compile(
     r"/v1/models(?:/([^/:]+))?(?:(?:/versions/(\d+))|(?:/labels/([^/:]+)))?(?:/(metadata))?", re.IGNORECASE
 )
 _JSON = "application/json"
+_REJECTION_REASONS = {RequestTooLarge: "body_size", RequestTimeout: "timeout"}
 
 
 def _ref(name: str | None, version: str | None, label: str | None) -> ModelRef:
@@ -54,7 +62,7 @@ def _ref(name: str | None, version: str | None, label: str | None) -> ModelRef:
     )
 
 
-def _parse_json(raw: bytes) -> dict[str, Any]:
+def _parse_json(raw: bytes, max_depth: int) -> dict[str, Any]:
     if not raw:
         raise InvalidArgument(
             message(
@@ -65,7 +73,7 @@ def _parse_json(raw: bytes) -> dict[str, Any]:
             )
         )
     try:
-        body = json.loads(raw)
+        body = check_json_depth(raw, max_depth, json.loads)
     except json.JSONDecodeError as err:
         raise InvalidArgument(
             message(
@@ -110,16 +118,47 @@ def _signature_name(body: dict[str, Any]) -> str:
     return name
 
 
+def _wrong_method(method: str, path: str, allow: str) -> MethodNotAllowed:
+    return MethodNotAllowed(
+        message(
+            f"Method Not Allowed: {method} {path}",
+            expected=f"{allow} for this path",
+            received=method,
+            fix=f"Send the request with {allow}.",
+        ),
+        allow,
+    )
+
+
 class RestApi:
-    """Builds the aiohttp application over a `Runtime`."""
+    """Builds the aiohttp application over a `Runtime`.
+
+    Args:
+        runtime: The inference path.
+        metrics: Where requests are counted.
+        max_request_bytes: Largest body (413 above it).
+        prometheus_path: Where the metrics page is served; None for nowhere.
+        limits: JSON depth and body timeout (the header timeout is the
+            runner's keep-alive timeout, see `EmbeddedServer`).
+        memory: Gives memory back after large bodies.
+    """
 
     def __init__(
-        self, runtime: Runtime, metrics: ServingMetrics, *, max_request_bytes: int, prometheus_path: str | None
+        self,
+        runtime: Runtime,
+        metrics: ServingMetrics,
+        *,
+        max_request_bytes: int,
+        prometheus_path: str | None,
+        limits: RequestLimits | None = None,
+        memory: MemoryReleaser | None = None,
     ) -> None:
         self.runtime = runtime
         self.metrics = metrics
         self.max_request_bytes = max_request_bytes
         self.prometheus_path = prometheus_path
+        self.limits = limits or RequestLimits()
+        self.memory = memory
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=self.max_request_bytes)
@@ -144,24 +183,36 @@ class RestApi:
         if request.content_length is not None and request.content_length > limit:
             raise too_large
         try:
-            return await request.read()
+            if request.content.is_eof():  # the whole body is here already (small requests): no timer
+                return await request.read()
+            return await asyncio.wait_for(request.read(), self.limits.body_timeout_s)
         except web.HTTPRequestEntityTooLarge:
             raise too_large from None
+        except asyncio.TimeoutError:
+            raise RequestTimeout(
+                message(
+                    "Request body timed out",
+                    expected=f"the whole body within {self.limits.body_timeout_s:g} s of the request head",
+                    received=f"{request.content.total_bytes} of {request.content_length or 'unknown'} bytes",
+                    fix="Send the body at once, or start the server with a larger --body-timeout-s.",
+                )
+            ) from None
 
     async def _dispatch(self, request: web.Request) -> web.Response:
         started = time.perf_counter()
         path = request.rel_url.raw_path
-        api, model, version = "unknown", "", None
+        verb, model, size = "", "", 0
         try:
             match = _PREDICTION.fullmatch(path) if request.method == "POST" else None
             status_match = _STATUS.fullmatch(path) if request.method == "GET" else None
             if match:
-                api = match.group(4).lower()
+                verb = match.group(4)  # TensorFlow Serving's `API` label: the verb as the URL spells it
                 ref = _ref(*match.groups()[:3])
                 model = ref.name
                 raw = await self._read(request)
-                body = _parse_json(raw)
-                version, payload = await getattr(self, f"_{api}")(ref, body, b"true" in raw or b"false" in raw)
+                size = len(raw)
+                body = _parse_json(raw, self.limits.max_json_depth)
+                _, payload = await getattr(self, f"_{verb.lower()}")(ref, body, b"true" in raw or b"false" in raw)
             elif status_match:
                 ref = _ref(*status_match.groups()[:3])
                 model = ref.name
@@ -175,7 +226,11 @@ class RestApi:
                             fix="Add the model name to the URL.",
                         )
                     )
-                version, payload = await getattr(self, f"_{api}")(ref)
+                _, payload = await getattr(self, f"_{api}")(ref)
+            elif request.method != "POST" and _PREDICTION.fullmatch(path):
+                raise _wrong_method(request.method, path, "POST")
+            elif request.method != "GET" and _STATUS.fullmatch(path):
+                raise _wrong_method(request.method, path, "GET")
             else:
                 raise InvalidArgument(
                     message(
@@ -186,17 +241,35 @@ class RestApi:
                         fix="Check the URL and the HTTP method.",
                     )
                 )
-            status, code = 200, "OK"
         except ServingError as err:
-            status, code, payload = err.http_status, err.code_name, {"error": err.text}
+            return self._error_response(err, model, verb, started, size)
         except Exception as err:
             log.exception("Unhandled error for %s %s", request.method, path)
             internal = Internal(f"{type(err).__name__}: {err}")
-            status, code, payload = internal.http_status, internal.code_name, {"error": internal.text}
+            return self._error_response(internal, model, verb, started, size)
         self.metrics.observe_request(
-            model=model, version=version, api=api, entrypoint="REST", status=code, seconds=time.perf_counter() - started
+            model=model, api=verb, entrypoint=REST, status="OK", seconds=time.perf_counter() - started
         )
-        return web.Response(text=json.dumps(payload), status=status, content_type=_JSON)
+        response = web.Response(text=json.dumps(payload), content_type=_JSON)
+        if self.memory is not None:
+            self.memory.after(size)
+        return response
+
+    def _error_response(self, err: ServingError, model: str, verb: str, started: float, size: int) -> web.Response:
+        self.metrics.observe_request(
+            model=model, api=verb, entrypoint=REST, status=err.code_name, seconds=time.perf_counter() - started
+        )
+        reason = getattr(err, "reason", None) or _REJECTION_REASONS.get(type(err))
+        if reason:
+            self.metrics.reject(REST, reason)
+        response = web.Response(text=json.dumps({"error": err.text}), status=err.http_status, content_type=_JSON)
+        if isinstance(err, MethodNotAllowed):
+            response.headers["Allow"] = err.allow
+        if isinstance(err, (RequestTimeout, RequestTooLarge)):
+            response.force_close()  # the rest of the body is not read
+        if self.memory is not None:
+            self.memory.after(size)  # the body read, if any
+        return response
 
     async def _predict(self, ref: ModelRef, body: dict[str, Any], bools: bool) -> tuple[int, dict]:
         formats = []

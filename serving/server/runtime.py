@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
@@ -136,7 +137,9 @@ class Runtime:
         with self.manager.handle(ref.name, ref.version, ref.label) as servable:
             signature = inference.predict_signature(servable, signature_name)
             inputs = check_inputs(signature, build_inputs(signature), ref.name)
+            started = time.perf_counter()
             outputs = await self.run(servable, signature, inputs)
+            self.metrics.observe_runtime(ref.name, "Predict", time.perf_counter() - started)
             outputs = inference.filter_outputs(signature, outputs, output_filter or [])
             return Result(servable.version, signature.name, outputs)
 
@@ -145,7 +148,10 @@ class Runtime:
         inference.require_model_name(ref.name)
         with self.manager.handle(ref.name, ref.version, ref.label) as servable:
             signature = inference.classify_signature(servable, signature_name)
+            self.metrics.observe_examples(ref.name, len(examples))
+            started = time.perf_counter()
             outputs = await self.run(servable, signature, {inference.EXAMPLES_INPUT: examples})
+            self.metrics.observe_runtime(ref.name, "Classify", time.perf_counter() - started)
             results = inference.classification_results(outputs, len(examples))
             return Result(servable.version, signature.name, {"results": results})
 
@@ -154,6 +160,9 @@ class Runtime:
         inference.require_model_name(ref.name)
         with self.manager.handle(ref.name, ref.version, ref.label) as servable:
             signature = inference.regress_signature(servable, signature_name)
+            self.metrics.observe_examples(ref.name, len(examples))
+            started = time.perf_counter()
             outputs = await self.run(servable, signature, {inference.EXAMPLES_INPUT: examples})
+            self.metrics.observe_runtime(ref.name, "Regress", time.perf_counter() - started)
             results = inference.regression_results(outputs, len(examples))
             return Result(servable.version, signature.name, {"results": results})

@@ -3,7 +3,10 @@
 Signatures are generic, as in TensorFlow Serving: every SignatureDef of the
 'serve' graph is served under its own name, with the input and output aliases,
 dtypes, shapes and method name read from saved_model.pb, and the function to
-run taken from `tf.saved_model.load`.
+run taken from `tf.saved_model.load`, its arguments bound to the aliases by
+`binding.bind_arguments`. TF1 SavedModels run in a session by tensor name, as
+TensorFlow Serving runs them (`tf1_session`): any shape goes in, checked only
+by the ops that use it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from tensorflow.core.protobuf import meta_graph_pb2
 from tensorflow_serving.apis import get_model_metadata_pb2
 
 from serving.errors import NotFound, did_you_mean, message
-from serving.savedmodel import SERVE_TAG, read_signature_defs
+from serving.savedmodel import SERVE_TAG, read_serving_graph, servable_signature_defs, written_by_tf1
+from serving.server.binding import bind_arguments, function_keywords
+from serving.server.tf1_session import SessionSignature, load_session
 
 __all__ = ["Servable", "Signature", "TensorSpec"]
 
@@ -51,7 +56,8 @@ class TensorSpec:
     def from_tensor_info(cls, alias: str, info: meta_graph_pb2.TensorInfo) -> TensorSpec:
         proto_shape = info.tensor_shape
         shape = None if proto_shape.unknown_rank else tuple(None if d.size < 0 else d.size for d in proto_shape.dim)
-        return cls(alias=alias, dtype=tf.dtypes.as_dtype(info.dtype), shape=shape)
+        # TF1 graphs name reference tensors (DT_INT32_REF, ...); they are fed and read as their base type.
+        return cls(alias=alias, dtype=tf.dtypes.as_dtype(info.dtype).base_dtype, shape=shape)
 
     def describe(self) -> str:
         dims = "?" if self.shape is None else "[" + ", ".join("-1" if d is None else str(d) for d in self.shape) + "]"
@@ -60,23 +66,56 @@ class TensorSpec:
 
 @dataclasses.dataclass(frozen=True)
 class Signature:
-    """A servable signature: its aliases, method name and the function to run."""
+    """A servable signature: its aliases, method name and the function to run.
+
+    Attributes:
+        name: The SignatureDef map key.
+        method_name: `tensorflow/serving/predict`, `.../classify` or `.../regress`.
+        inputs: Input alias to spec (from the TensorInfo).
+        outputs: Output alias to spec.
+        function: The loaded signature function (keyword arguments, returns
+            tensors or numpy arrays by output alias).
+        arguments: Input alias to the function's keyword argument; None when
+            they are the same.
+        feeds_any_shape: True for TF1 SavedModels (`SessionSignature`): any
+            shape goes in, as in a TF1 session, so callers must not reject a
+            shape the graph accepts. False for TF2 functions, which check
+            shapes against their input signature.
+    """
 
     name: str
     method_name: str
     inputs: Mapping[str, TensorSpec]
     outputs: Mapping[str, TensorSpec]
     function: Callable[..., Mapping[str, tf.Tensor]] = dataclasses.field(repr=False)
+    arguments: Mapping[str, str] | None = None
+    feeds_any_shape: bool = False
 
     def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Runs the signature on numpy inputs already checked against `inputs`."""
-        # Numeric numpy arrays already have the signature's dtype (checked by
-        # the caller) and go in as they are; strings need an explicit dtype.
-        feeds = {
-            alias: tf.convert_to_tensor(value, dtype=self.inputs[alias].dtype) if value.dtype == object else value
-            for alias, value in inputs.items()
+        """Runs the signature on numpy inputs already checked against `inputs`.
+
+        Args:
+            inputs: Input alias to value, dtypes already the signature's.
+
+        Returns:
+            Output alias to numpy value.
+
+        Raises:
+            tf.errors.OpError: The graph rejected the values.
+        """
+        arguments = self.arguments
+        feeds = {}
+        for alias, value in inputs.items():
+            # Numeric numpy arrays already have the signature's dtype (checked by
+            # the caller) and go in as they are; strings need an explicit dtype
+            # in TF2 functions (a TF1 session takes numpy object arrays).
+            if value.dtype == object and not self.feeds_any_shape:
+                value = tf.convert_to_tensor(value, dtype=self.inputs[alias].dtype)
+            feeds[arguments[alias] if arguments else alias] = value
+        return {
+            alias: value if isinstance(value, np.ndarray) else value.numpy()
+            for alias, value in self.function(**feeds).items()
         }
-        return {alias: tensor.numpy() for alias, tensor in self.function(**feeds).items()}
 
 
 class Servable:
@@ -104,26 +143,50 @@ class Servable:
         self.path = path
         self.signatures = signatures
         self.signature_defs = signature_defs
-        self._keepalive = keepalive  # the loaded object owns the variables
+        self._keepalive = keepalive  # the loaded object (or TF1 session) owns the variables
         self._in_flight = 0
         self._lock = threading.Lock()
 
     @classmethod
     def load(cls, name: str, version: int, path: Path) -> Servable:
-        """Loads `path` with tf.saved_model.load and reads its SignatureDefs."""
-        defs = read_signature_defs(path)
-        loaded = tf.saved_model.load(str(path), tags=[SERVE_TAG])
-        functions = loaded.signatures
+        """Loads `path` (TF2: tf.saved_model.load; TF1: a session) and binds its SignatureDefs.
+
+        Args:
+            name: The model name.
+            version: The version number.
+            path: The version directory (its name may be zero-padded).
+
+        Returns:
+            The servable, every SignatureDef with a function bound to it.
+
+        Raises:
+            FileNotFoundError: No saved_model.pb in `path`.
+            ValueError: No 'serve' graph, or a signature whose inputs match no
+                argument of its function (`binding.BindingError`).
+        """
+        graph = read_serving_graph(path)
+        defs = servable_signature_defs(graph)
+        if written_by_tf1(graph):
+            loaded = load_session(path)
+            functions = {sig_name: SessionSignature(loaded, sig_name, sig_def) for sig_name, sig_def in defs.items()}
+        else:
+            loaded = tf.saved_model.load(str(path), tags=[SERVE_TAG])
+            functions = loaded.signatures
         signatures = {}
         for sig_name, sig_def in defs.items():
             if sig_name not in functions:
                 continue  # a SignatureDef without a function cannot be served
+            function = functions[sig_name]
+            tf1 = isinstance(function, SessionSignature)
+            arguments = None if tf1 else bind_arguments(sig_name, sig_def, function_keywords(function))
             signatures[sig_name] = Signature(
                 name=sig_name,
                 method_name=sig_def.method_name,
                 inputs={a: TensorSpec.from_tensor_info(a, i) for a, i in sig_def.inputs.items()},
                 outputs={a: TensorSpec.from_tensor_info(a, i) for a, i in sig_def.outputs.items()},
-                function=functions[sig_name],
+                function=function,
+                arguments=None if arguments is None or all(a == k for a, k in arguments.items()) else arguments,
+                feeds_any_shape=tf1,
             )
         return cls(
             name, version, path, signatures, {k: v for k, v in defs.items() if k in signatures}, keepalive=loaded

@@ -100,6 +100,7 @@ def _first_bad_leaf(value: Any, ok: tuple[type, ...]) -> Any:
 
 
 _NOTHING = object()
+_MAX_RANK = 32  # numpy's NPY_MAXDIMS (1.x); deeper JSON lists cannot become an array
 
 
 def _to_bytes(value: Any, spec: TensorSpec, where: str) -> Any:
@@ -134,6 +135,15 @@ def _to_bytes(value: Any, spec: TensorSpec, where: str) -> Any:
 def _json_to_array(value: Any, spec: TensorSpec, where: str, may_contain_bools: bool = True) -> np.ndarray:
     kind = spec.numpy_dtype.kind
     expected_shape = _json_shape(value)
+    if len(expected_shape) > _MAX_RANK:
+        raise InvalidArgument(
+            message(
+                f"Tensor rank {len(expected_shape)} is too high ({where})",
+                expected=f"at most {_MAX_RANK} nested list levels (numpy's limit)",
+                received=f"a list nested {len(expected_shape)} levels deep",
+                fix="Send each input with the rank of its signature (GET /v1/models/<name>/metadata).",
+            )
+        )
     if spec.is_string:
         if 0 in expected_shape:
             return np.empty(expected_shape, dtype=object)
@@ -229,8 +239,14 @@ def check_inputs(signature: Signature, inputs: Mapping[str, np.ndarray], model: 
                         fix=f"Send {spec.dtype.name} values for {alias!r}.",
                     )
                 )
-        if spec.shape is not None and (
-            value.ndim != len(spec.shape) or any(d is not None and d != v for d, v in zip(spec.shape, value.shape))
+        # TF1 graphs take any shape (a session feed is not checked against the
+        # TensorInfo; the ops decide), as in TensorFlow Serving.
+        if (
+            not signature.feeds_any_shape
+            and spec.shape is not None
+            and (
+                value.ndim != len(spec.shape) or any(d is not None and d != v for d, v in zip(spec.shape, value.shape))
+            )
         ):
             raise InvalidArgument(
                 message(
@@ -264,6 +280,15 @@ def json_inputs(
     """
     has_rows, has_columns = JsonFormat.ROW in body, JsonFormat.COLUMNAR in body
     names = sorted(signature.inputs)
+    if not names:
+        raise InvalidArgument(
+            message(
+                f"Failed to get input map for signature: {signature.name or 'DEFAULT'}",
+                expected="a signature with at least one input (the REST API has no form for none)",
+                received=f"signature {signature.name!r} without inputs",
+                fix="Call it through gRPC Predict with an empty inputs map.",
+            )
+        )
     if has_rows == has_columns:
         problem = (
             "Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist"
@@ -488,12 +513,37 @@ def proto_inputs(
     return check_inputs(signature, arrays, model)
 
 
+# The typed TensorProto field TensorFlow's Tensor::AsProtoField writes per dtype.
+_PROTO_FIELD = {
+    np.dtype(np.float32): "float_val",
+    np.dtype(np.float64): "double_val",
+    np.dtype(np.int32): "int_val",
+    np.dtype(np.int16): "int_val",
+    np.dtype(np.int8): "int_val",
+    np.dtype(np.uint8): "int_val",
+    np.dtype(np.uint16): "int_val",
+    np.dtype(np.int64): "int64_val",
+    np.dtype(np.uint32): "uint32_val",
+    np.dtype(np.uint64): "uint64_val",
+    np.dtype(np.bool_): "bool_val",
+}
+
+
 def array_to_proto(array: np.ndarray) -> tensor_pb2.TensorProto:
-    """Converts a numpy output to a TensorProto (tensor_content for numbers)."""
+    """Converts a numpy output to a TensorProto.
+
+    Numbers go into the typed repeated field (`float_val`, `int64_val`, ...),
+    as TensorFlow Serving writes them by default (its
+    `--enable_serialization_as_tensor_content` is off), so clients that read
+    `outputs["y"].float_val` work; other numeric dtypes go into tensor_content.
+    """
     if array.dtype.kind in "fiub":
-        proto = tensor_pb2.TensorProto(
-            dtype=tf.dtypes.as_dtype(array.dtype).as_datatype_enum, tensor_content=np.ascontiguousarray(array).tobytes()
-        )
+        proto = tensor_pb2.TensorProto(dtype=tf.dtypes.as_dtype(array.dtype).as_datatype_enum)
+        field = _PROTO_FIELD.get(array.dtype)
+        if field is None:
+            proto.tensor_content = np.ascontiguousarray(array).tobytes()
+        else:
+            getattr(proto, field).extend(array.ravel().tolist())
         for size in array.shape:
             proto.tensor_shape.dim.add(size=size)
         return proto

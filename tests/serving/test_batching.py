@@ -16,6 +16,7 @@ from serving_helpers import MODEL, http, logit
 from serving import config as cfg
 from serving.errors import Unavailable
 from serving.server.batching import BatchingOptions, BatchScheduler
+from serving.server.metrics import BATCH_SIZE
 from serving.server.servable import Servable, Signature, TensorSpec
 
 
@@ -159,7 +160,7 @@ def test_rest_requests_are_batched_and_answered_per_request(make_server, model_d
     for x, (_, body) in zip(rows, answers):
         assert body["predictions"][0]["logit"] == pytest.approx(logit(1, x), rel=1e-6)
     _, metrics = http(server.rest_url, "GET", cfg.PROMETHEUS_PATH)
-    count = next(line for line in metrics["raw"].splitlines() if line.startswith("tfserving_batch_size_count"))
-    total = next(line for line in metrics["raw"].splitlines() if line.startswith("tfserving_batch_size_sum"))
+    count = next(line for line in metrics["raw"].splitlines() if line.startswith(f"{BATCH_SIZE}_count"))
+    total = next(line for line in metrics["raw"].splitlines() if line.startswith(f"{BATCH_SIZE}_sum"))
     assert float(total.split()[-1]) == 16
     assert float(count.split()[-1]) < 16  # some requests shared a batch

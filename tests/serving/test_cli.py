@@ -50,6 +50,7 @@ def up(tmp_path, model_dir, exports):
             "0",
             "--config-dir",
             str(config_dir),
+            "--allow-config-reload",  # `rollback` reloads over gRPC
         ],
         cwd=ROOT,
         env=ENV,

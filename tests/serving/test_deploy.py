@@ -17,7 +17,9 @@ EXAMPLES = [example(x) for x in ROWS]
 @pytest.fixture
 def pinned(make_server, model_dir):
     """A server serving version 1 as `stable`, pinned (specific policy)."""
-    return make_server(model_dir, policy=cfg.specific_policy([1]), labels={cfg.STABLE_LABEL: 1})
+    return make_server(
+        model_dir, policy=cfg.specific_policy([1]), labels={cfg.STABLE_LABEL: 1}, allow_config_reload=True
+    )
 
 
 def _labels_on_disk(server) -> tuple[list[int], dict[str, int]]:

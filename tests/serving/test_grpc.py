@@ -168,7 +168,7 @@ def test_bad_predict_gets_status_code_and_message(stubs, case, request_proto, co
 
 
 def test_reload_config_loads_new_version_and_labels(make_server, model_dir, exports):
-    server = make_server(model_dir, policy=cfg.specific_policy([1]))
+    server = make_server(model_dir, policy=cfg.specific_policy([1]), allow_config_reload=True)
     push(model_dir, 2, exports[2])
     with grpc.insecure_channel(server.grpc_address) as channel:
         models = model_service_pb2_grpc.ModelServiceStub(channel)

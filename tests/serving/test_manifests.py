@@ -27,9 +27,10 @@ def test_compose_runs_tensorflow_serving_with_the_generated_configs(files):
     assert "--model_config_file=/config/models.config" in tfserving["command"]
     assert "--monitoring_config_file=/config/monitoring.config" in tfserving["command"]
     assert "./config:/config:ro" in tfserving["volumes"]
-    assert all(port.startswith("127.0.0.1:") for service in compose["services"].values() for port in service["ports"])
+    assert tfserving["ports"] == ["127.0.0.1:8500:8500", "127.0.0.1:8501:8501"]
     prometheus = yaml.safe_load(files["prometheus/prometheus.yml"])
     assert prometheus["scrape_configs"][0]["metrics_path"] == cfg.PROMETHEUS_PATH
+    assert prometheus["scrape_configs"][0]["static_configs"][0]["targets"] == ["127.0.0.1:8501"]
 
 
 def test_config_files_parse_as_tensorflow_serving_protos(files):
@@ -45,6 +46,7 @@ def test_kubernetes_deployment_service_and_autoscaler(files):
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert (deployment["kind"], deployment["spec"]["replicas"]) == ("Deployment", 3)
     assert container["image"] == "tensorflow/serving:2.16.1"
+    assert deployment["metadata"]["name"] == "penguins-serving"
     assert container["readinessProbe"]["httpGet"] == {"path": "/v1/models/penguins", "port": 8501}
     assert {m["mountPath"] for m in container["volumeMounts"]} == {"/config", "/models"}
     service = yaml.safe_load(files["kubernetes/service.yaml"])
@@ -56,21 +58,24 @@ def test_kubernetes_deployment_service_and_autoscaler(files):
     assert hpa["spec"]["minReplicas"] == 3
 
 
-def test_grafana_dashboard_covers_serving_and_training(files):
+def test_grafana_dashboard_covers_serving_pipeline_and_training(files):
     dashboard = json.loads(files["grafana/dashboards/serving.json"])
     exprs = " ".join(t["expr"] for p in dashboard["panels"] for t in p.get("targets", []))
     titles = [p["title"] for p in dashboard["panels"]]
     for metric in (
-        "tfserving_requests_total",
-        "tfserving_request_latency_seconds_bucket",
-        "tfserving_batch_size",
         ":tensorflow:serving:request_count",
+        ":tensorflow:serving:request_latency_bucket",
+        ":tensorflow:serving:runtime_latency_bucket",
+        "tfserving_batch_size_sum",
+        "pipeline_run_success",
+        "pipeline_component_seconds",
         "trainer_examples_per_second",
         "trainer_step",
         "trainer_loss",
     ):
         assert metric in exprs
-    assert {"Request rate", "Latency p50 / p99", "Batch size (rows per batch)", "Errors"} <= set(titles)
+    assert "tfserving_requests_total" not in exprs  # the embedded server's old names are gone
+    assert {"Serving", "Pipeline runs", "Training", "Request rate by status", "Error ratio"} <= set(titles)
     assert dashboard["templating"]["list"][0]["query"] == "penguins"
 
 

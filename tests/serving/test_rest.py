@@ -121,17 +121,15 @@ def test_regress_returns_one_value_per_example(server):
     assert body["results"] == pytest.approx([logit(1, X), logit(1, [1, 1, 1])], rel=1e-6)
 
 
-def test_prometheus_metrics_count_requests_per_model_and_version(server):
+def test_prometheus_metrics_count_requests_per_model_and_status(server):
     http(server.rest_url, "POST", f"/v1/models/{MODEL}:predict", {"instances": [b64(example(X))]})
     http(server.rest_url, "POST", "/v1/models/nope:predict", {"instances": [1]})
     status, body = http(server.rest_url, "GET", cfg.PROMETHEUS_PATH)
     text = body["raw"]
     assert status == 200
-    assert (
-        'tfserving_requests_total{api="predict",entrypoint="REST",model_name="lin",model_version="1",status="OK"} 1.0'
-    ) in text
-    assert 'model_name="nope",model_version="",status="NOT_FOUND"} 1.0' in text
-    assert 'tfserving_request_latency_seconds_count{api="predict",entrypoint="REST"' in text
+    assert ':tensorflow:serving:request_count{model_name="lin",status="OK"} 1.0' in text
+    assert ':tensorflow:serving:request_count{model_name="nope",status="NOT_FOUND"} 1.0' in text
+    assert ':tensorflow:serving:request_latency_count{API="predict",entrypoint="REST",model_name="lin"} 1.0' in text
     assert 'tfserving_model_version_available{model_name="lin",model_version="1"} 1.0' in text
 
 
@@ -276,7 +274,7 @@ BAD_REQUESTS = [
         "Servable not found for request: Latest(nope)",
     ),
     ("non-numeric version", "GET", "/v1/models/lin/versions/abc", None, 400, "Malformed request: GET"),
-    ("predict with GET", "GET", "/v1/models/lin:predict", None, 400, "Malformed request"),
+    ("predict with GET", "GET", "/v1/models/lin:predict", None, 405, "Method Not Allowed: GET"),
 ]
 
 

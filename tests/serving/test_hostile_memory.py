@@ -1,0 +1,80 @@
+"""Memory of a real server process (`python -m serving up --embedded`, RSS read
+with psutil) under requests that are large or claim to be: it is refused or
+answered, and RSS comes back near its baseline instead of staying at the peak."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import grpc
+import pytest
+import tensorflow as tf
+from server_process import MIB, ServerProcess, predict_raw
+from serving_helpers import MODEL, WEIGHTS, export_linear, push
+from tensorflow.core.framework import tensor_pb2
+from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
+
+# What one large request may leave behind: TensorFlow's and oneDNN's caches
+# sized by the largest batch seen (~70 MiB measured here for these requests).
+# The bug this guards against kept 1.2 GB after one 15.6 MB request.
+AFTER_LARGE_REQUEST = 250 * MIB
+GROWTH_PER_REPEAT = 40 * MIB
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile_memory")
+    base = root / "models"
+    (base / MODEL).mkdir(parents=True)
+    push(base / MODEL, 1, export_linear(root / "export", *WEIGHTS[1]))
+    server = ServerProcess(base, root / "cfg")
+    for _ in range(3):
+        assert predict_raw(server.rest_url, [[1.0, 2.0, 3.0]])[0] == 200
+    server.baseline = server.rss()
+    yield server
+    server.close()
+
+
+def _claiming(size: int) -> predict_pb2.PredictRequest:
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = MODEL
+    request.model_spec.signature_name = "serving_raw"
+    proto = tensor_pb2.TensorProto(dtype=tf.float32.as_datatype_enum, float_val=[1.0])
+    proto.tensor_shape.dim.add(size=size)
+    request.inputs["x"].CopyFrom(proto)
+    return request
+
+
+def test_grpc_size_claims_neither_kill_the_server_nor_keep_memory(served):
+    with grpc.insecure_channel(served.grpc_address) as channel:
+        stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        for size, text in [
+            (200_000_000, "over the per-request memory budget"),  # refused before decoding
+            (20_000_000, "has an incompatible shape"),  # 80 MB decoded, then refused by the signature
+        ]:
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.Predict(_claiming(size), timeout=60)
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert text in caught.value.details()
+            assert served.alive()
+    assert predict_raw(served.rest_url, [[1.0, 2.0, 3.0]])[0] == 200
+    assert served.rss() < served.baseline + AFTER_LARGE_REQUEST
+
+
+def test_large_rest_request_leaves_memory_near_baseline(served):
+    rng = random.Random(0)
+    rows = [[rng.random() for _ in range(3)] for _ in range(240_000)]
+    assert len(json.dumps({"signature_name": "serving_raw", "instances": rows})) > 15_000_000
+    after = []
+    for _ in range(2):
+        status, body = predict_raw(served.rest_url, rows, timeout=120)
+        assert status == 200, body
+        assert len(body["predictions"]) == len(rows)
+        del body
+        assert predict_raw(served.rest_url, [[1.0, 2.0, 3.0]])[0] == 200
+        time.sleep(0.5)  # the trim runs 0.2 s after the answer
+        after.append(served.rss())
+    assert after[0] < served.baseline + AFTER_LARGE_REQUEST, (served.baseline / MIB, [a / MIB for a in after])
+    assert after[1] < after[0] + GROWTH_PER_REPEAT, [a / MIB for a in after]

@@ -1,0 +1,214 @@
+"""Hostile requests against a real embedded server (REST and gRPC on 127.0.0.1):
+each is refused with a clear error, and the server keeps answering."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from http import client as http_client
+
+import grpc
+import pytest
+import tensorflow as tf
+from serving_helpers import MODEL, http, logit
+from tensorflow.core.framework import tensor_pb2
+from tensorflow_serving.apis import (
+    model_management_pb2,
+    model_service_pb2_grpc,
+    predict_pb2,
+    prediction_service_pb2_grpc,
+)
+
+from serving import config as cfg
+from serving.server import EmbeddedServer
+from serving.server.app import PortInUse
+
+X = [1.0, 2.0, 3.0]
+
+
+def _good_rest(server) -> None:
+    status, body = http(
+        server.rest_url, "POST", f"/v1/models/{MODEL}:predict", {"signature_name": "serving_raw", "instances": [X]}
+    )
+    assert status == 200, body
+    assert body["predictions"][0]["logit"] == pytest.approx(logit(1, X), rel=1e-6)
+
+
+def _predict_request(proto: tensor_pb2.TensorProto) -> predict_pb2.PredictRequest:
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = MODEL
+    request.model_spec.signature_name = "serving_raw"
+    request.inputs["x"].CopyFrom(proto)
+    return request
+
+
+def _claiming(size: int) -> tensor_pb2.TensorProto:
+    proto = tensor_pb2.TensorProto(dtype=tf.float32.as_datatype_enum, float_val=[1.0])
+    proto.tensor_shape.dim.add(size=size)
+    return proto
+
+
+def test_grpc_request_claiming_200m_floats_is_invalid_argument_and_counted(server):
+    request = _predict_request(_claiming(200_000_000))
+    assert request.ByteSize() <= 601
+    with grpc.insecure_channel(server.grpc_address) as channel:
+        stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.Predict(request, timeout=30)
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "over the per-request memory budget" in caught.value.details()
+        assert "input 'x' with shape [200000000]" in caught.value.details()
+        good = stub.Predict(_predict_request(tf.make_tensor_proto([X], dtype=tf.float32)), timeout=30)
+    assert tf.make_ndarray(good.outputs["logit"])[0] == pytest.approx(logit(1, X), rel=1e-6)
+    _, metrics = http(server.rest_url, "GET", cfg.PROMETHEUS_PATH)
+    assert 'tfserving_requests_rejected_total{entrypoint="GRPC",reason="memory_budget"} 1.0' in metrics["raw"]
+    assert ':tensorflow:serving:request_count{model_name="lin",status="INVALID_ARGUMENT"} 1.0' in metrics["raw"]
+
+
+def test_grpc_budget_follows_the_server_option(make_server, model_dir):
+    server = make_server(model_dir, request_memory_budget_bytes=1024)
+    rows = tf.make_tensor_proto([X] * 100, dtype=tf.float32)  # 1200 bytes
+    with grpc.insecure_channel(server.grpc_address) as channel:
+        stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.Predict(_predict_request(rows), timeout=30)
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "Request tensors need 1200 bytes" in caught.value.details()
+        stub.Predict(_predict_request(tf.make_tensor_proto([X] * 10, dtype=tf.float32)), timeout=30)
+
+
+def test_json_nested_100k_deep_is_400_not_500(server):
+    body = b'{"signature_name": "serving_raw", "instances": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    status, answer = http(server.rest_url, "POST", f"/v1/models/{MODEL}:predict", body)
+    assert status == 400
+    assert answer["error"].startswith("JSON Parse error: document nested too deep. Expected at most 64 levels")
+    _good_rest(server)
+    _, metrics = http(server.rest_url, "GET", cfg.PROMETHEUS_PATH)
+    assert 'tfserving_requests_rejected_total{entrypoint="REST",reason="json_depth"} 1.0' in metrics["raw"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("GET", f"/v1/models/{MODEL}:predict", "POST"),
+        ("PUT", f"/v1/models/{MODEL}/versions/1:classify", "POST"),
+        ("DELETE", f"/v1/models/{MODEL}/labels/stable:regress", "POST"),
+        ("POST", f"/v1/models/{MODEL}", "GET"),
+        ("DELETE", f"/v1/models/{MODEL}/metadata", "GET"),
+    ],
+)
+def test_wrong_method_is_405_with_allow(server, method, path, allow):
+    conn = http_client.HTTPConnection("127.0.0.1", server.rest_port, timeout=10)
+    try:
+        conn.request(method, path, body=b"{}" if method != "GET" else None)
+        response = conn.getresponse()
+        body = json.loads(response.read())
+    finally:
+        conn.close()
+    assert response.status == 405
+    assert response.headers["Allow"] == allow
+    assert body["error"].startswith(f"Method Not Allowed: {method} {path}. Expected {allow} for this path")
+
+
+def _raw_connection(server) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", server.rest_port), timeout=10)
+    return sock
+
+
+def test_half_sent_headers_are_closed_after_the_header_timeout(make_server, model_dir):
+    server = make_server(model_dir, header_timeout_s=1.0)
+    sock = _raw_connection(server)
+    try:
+        sock.sendall(b"POST /v1/models/lin:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty")
+        started = time.monotonic()
+        assert sock.recv(1024) == b""  # closed by the server, nothing answered
+        assert time.monotonic() - started < 8
+    finally:
+        sock.close()
+    _good_rest(server)
+
+
+def test_body_that_never_completes_gets_408(make_server, model_dir):
+    server = make_server(model_dir, body_timeout_s=1.0)
+    sock = _raw_connection(server)
+    try:
+        sock.sendall(
+            b"POST /v1/models/lin:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 1000\r\n\r\n" + b'{"instances": ['
+        )
+        started = time.monotonic()
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+        assert time.monotonic() - started < 8
+    finally:
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 408")
+    assert b"Request body timed out. Expected the whole body within 1 s of the request head" in answer
+    _good_rest(server)
+
+
+def _reload(server, base_path) -> None:
+    request = model_management_pb2.ReloadConfigRequest()
+    request.config.CopyFrom(cfg.server_config(cfg.model_config(MODEL, base_path)))
+    with grpc.insecure_channel(server.grpc_address) as channel:
+        model_service_pb2_grpc.ModelServiceStub(channel).HandleReloadConfigRequest(request, timeout=30)
+
+
+def test_reload_rpc_is_off_by_default(server, model_dir):
+    with pytest.raises(grpc.RpcError) as caught:
+        _reload(server, "/etc")
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "HandleReloadConfigRequest is disabled on this server" in caught.value.details()
+    _good_rest(server)
+
+
+def test_reload_rpc_cannot_point_a_model_outside_the_allowed_roots(make_server, model_dir):
+    server = make_server(model_dir, allow_config_reload=True)
+    with pytest.raises(grpc.RpcError) as caught:
+        _reload(server, "/etc")
+    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "base_path of model 'lin' is outside the allowed model roots" in caught.value.details()
+    _good_rest(server)
+    _reload(server, model_dir)  # its own base path stays allowed
+    _good_rest(server)
+
+
+def test_port_in_use_is_one_clear_error(model_dir, tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        files = cfg.write_server_files(tmp_path / "cfg", cfg.server_config(cfg.model_config(MODEL, model_dir)))
+        server = EmbeddedServer.from_files(files, rest_port=port, grpc_port=None)
+        with pytest.raises(PortInUse) as caught:
+            server.start()
+        server.stop()
+    text = str(caught.value)
+    assert text.startswith(f"Cannot bind the REST port 127.0.0.1:{port}. Expected a free port. Received:")
+    assert "--rest-port" in text
+
+
+def test_cli_up_on_a_taken_port_prints_one_line_and_no_traceback(model_dir, tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "serving", "up", "--embedded", "--model-name", MODEL]
+            + ["--base-path", str(model_dir.parent), "--rest-port", "0", "--grpc-port", str(port)]
+            + ["--config-dir", str(tmp_path / "cfg")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+        )
+    assert done.returncode == 1, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [errors[0]] and f"Cannot bind the gRPC port 127.0.0.1:{port}" in errors[0]
+    assert "--grpc-port" in errors[0]
+    assert "Traceback" not in done.stderr

@@ -49,8 +49,17 @@ class RunOutcome:
     run_id: str | None = None
 
 
-def run(resolved: ResolvedSpec, force: bool = False, hooks: Sequence[object] | None = None, stream=None) -> RunOutcome:
+def run(
+    resolved: ResolvedSpec,
+    force: bool = False,
+    hooks: Sequence[object] | None = None,
+    stream=None,
+    wait_seconds: float = 0.0,
+) -> RunOutcome:
     """Runs the pipeline locally, unless nothing changed since the last run.
+
+    One run at a time per pipeline root: the run holds `<root>/.run.lock`, and first cleans up
+    what a killed run on this root left (see `pipelines.runners.recovery`).
 
     Args:
       resolved: a checked spec (from `load`).
@@ -58,11 +67,28 @@ def run(resolved: ResolvedSpec, force: bool = False, hooks: Sequence[object] | N
       hooks: lifecycle hooks (see `pipelines.runners.hooks`), after the progress printer and the
         spec's own `hooks:`.
       stream: where progress and the summary go (default stdout).
+      wait_seconds: how long to wait for another run on the same root to finish.
+
+    Returns:
+      What the run did.
 
     Raises:
       ComponentFailed: a component failed; finished artifacts stay published.
+      RootBusy: another run holds the root after `wait_seconds`.
     """
+    from pipelines.runners.lock import RunLock
+    from pipelines.runners.recovery import recover_killed_run
+
     stream = stream or sys.stdout
+    with RunLock(resolved.root, wait_seconds):
+        recovered = recover_killed_run(resolved)
+        if recovered:
+            print(recovered.describe(), file=stream, flush=True)
+        return _run_locked(resolved, force, hooks, stream)
+
+
+def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | None, stream) -> RunOutcome:
+    """`run`, once the root's lock is held."""
     started = time.perf_counter()
     current = fingerprint.run_fingerprint(resolved)
     record = fingerprint.read_record(resolved)

@@ -1,13 +1,22 @@
 """Command line: `python -m pipelines validate|run FILE`, `components`, `new-component NAME`.
 
-Exit codes: 0 success, 1 the run failed, 2 the spec is invalid.
+Exit codes: 0 success, 1 the run failed, 2 the spec is invalid. Every failure
+is one `error:` line on stderr; an unexpected one (a bug, a broken install)
+also writes its traceback to a log file that the line names.
+
+User modules named in a spec (`transform.module`, `model.build_model`, step
+and hook `uses:`) are imported with the spec's folder first on `sys.path`,
+then the current folder, however the command was started.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import sys
+import tempfile
+import traceback
 from collections.abc import Sequence
 
 from pipelines.spec import SpecError
@@ -18,14 +27,63 @@ __all__ = ["main", "DEFAULT_SPEC"]
 DEFAULT_SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples", "chicago_taxi.yaml")
 
 
+def spec_folder_first(spec_path: str) -> str:
+    """Puts the spec's folder first on `sys.path`, so modules beside the spec import by name.
+
+    Args:
+        spec_path: the spec file.
+
+    Returns:
+        The folder put first.
+    """
+    folder = os.path.dirname(os.path.abspath(spec_path))
+    if sys.path[:1] != [folder]:
+        sys.path.insert(0, folder)
+    return folder
+
+
 def _load(path: str):
     from pipelines.api import load
 
+    spec_folder_first(path)
     return load(path)
 
 
+class _Unexpected(Exception):
+    """An error that is neither a spec problem nor a known run failure; `code` is the exit code."""
+
+    def __init__(self, error: BaseException, code: int, log_dir: str | None):
+        self.error = error
+        self.code = code
+        self.log_dir = log_dir
+
+
+def _write_traceback(error: BaseException, log_dir: str | None) -> str:
+    """Writes `error`'s traceback to `<log_dir>/error-<time>.log` (or a temp file); returns the path."""
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    if log_dir:
+        try:
+            os.makedirs(log_dir, exist_ok=True)
+            path = os.path.join(log_dir, f"error-{stamp}.log")
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(text)
+            return path
+        except OSError:
+            pass
+    fd, path = tempfile.mkstemp(prefix=f"yaml-tfx-error-{stamp}-", suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
 def _cmd_validate(args) -> int:
-    resolved = _load(args.spec)
+    try:
+        resolved = _load(args.spec)
+    except SpecError:
+        raise
+    except Exception as error:  # noqa: BLE001 - reported as one line, traceback to a file
+        raise _Unexpected(error, 2, None) from error
     if resolved.spec.steps:
         from pipelines.steps.plan import plan_steps
 
@@ -60,19 +118,40 @@ def _cmd_new_component(args) -> int:
 def _cmd_run(args) -> int:
     from pipelines.api import run
     from pipelines.runners.local import ComponentFailed
+    from pipelines.runners.lock import RootBusy
 
-    resolved = _load(args.spec)
+    try:
+        resolved = _load(args.spec)
+    except SpecError:
+        raise
+    except Exception as error:  # noqa: BLE001 - reported as one line, traceback to a file
+        raise _Unexpected(error, 2, None) from error
     target = args.target or resolved.spec.orchestrator.target
     if target != "local":
         from pipelines.targets.commands import run_on_target
 
         return run_on_target(resolved, target)
+    if "://" in resolved.root:
+        print(
+            f"error: {resolved.spec_file}: pipeline.root: a local run keeps ML Metadata (a SQLite file) and logs "
+            f"under the root. Expected a local folder. Received: {resolved.root}. Run this spec on its kubeflow "
+            "target (compile and submit), or point `pipeline.root` at a local folder.",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        run(resolved, force=args.force)
+        run(resolved, force=args.force, wait_seconds=args.wait)
     except ComponentFailed as error:
-        print(f"\nRun failed at {error.component_id}: {error.__cause__}", file=sys.stderr)
-        print(f"Full log: {error.log_file}", file=sys.stderr)
+        cause = str(error.__cause__).strip() or type(error.__cause__).__name__
+        print(f"error: Run failed at {error.component_id}: {cause}\nFull log: {error.log_file}", file=sys.stderr)
         return 1
+    except RootBusy as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except SpecError:
+        raise
+    except Exception as error:  # noqa: BLE001 - reported as one line, traceback to the run's logs
+        raise _Unexpected(error, 1, resolved.log_dir) from error
     return 0
 
 
@@ -91,6 +170,13 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a spec locally (default: the bundled taxi example)")
     run.add_argument("spec", nargs="?", default=DEFAULT_SPEC, help="the pipeline YAML file")
     run.add_argument("--force", action="store_true", help="skip the up-to-date check; TFX's cache decides per step")
+    run.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for another run on the same pipeline root to finish (default: fail at once)",
+    )
     add_target_option(run)
     add_compile_command(commands)
     add_submit_command(commands)
@@ -107,11 +193,42 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Runs one command.
+
+    Args:
+        argv: the arguments (default: `sys.argv[1:]`).
+
+    Returns:
+        The exit code: 0 success, 1 the run failed, 2 the spec is invalid, 130 interrupted.
+    """
     args = _parser().parse_args(argv)
     try:
         return args.handler(args)
+    except KeyboardInterrupt:
+        print(
+            "error: interrupted. A run started again cleans up and resumes from the steps that finished.",
+            file=sys.stderr,
+        )
+        return 130
     except SpecError as error:
         for problem in error.problems:
             print(f"error: {problem}", file=sys.stderr)
         print(f"{len(error.problems)} problem(s) in the spec; nothing was run or written.", file=sys.stderr)
         return 2
+    except _Unexpected as unexpected:
+        phase = "checking the spec" if unexpected.code == 2 else "the run"
+        return _report_unexpected(unexpected.error, unexpected.code, unexpected.log_dir, phase)
+    except Exception as error:  # noqa: BLE001 - any other command: one line, traceback to a file
+        return _report_unexpected(error, 1, None, f"`{args.command}`")
+
+
+def _report_unexpected(error: BaseException, code: int, log_dir: str | None, phase: str) -> int:
+    """Prints one `error:` line for an unexpected error, its traceback going to a log file; returns `code`."""
+    log = _write_traceback(error, log_dir)
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else "no message"
+    print(
+        f"error: {phase} stopped on an unexpected {type(error).__name__}: {reason}. The traceback is in {log}; "
+        "if this line does not say what to fix, report it with that file.",
+        file=sys.stderr,
+    )
+    return code

@@ -10,6 +10,7 @@ import os
 
 from components import ensure_legacy_keras  # noqa: F401 - sets TF_USE_LEGACY_KERAS first
 from components.transform.config import TransformConfig
+from pipelines.runners.console import CUSTOM_EXECUTOR_SPEC_DEPRECATED, dropping
 from pipelines.spec import ResolvedSpec
 from pipelines.spec import metrics as metric_table
 from pipelines.steps.wiring import add_custom_steps
@@ -47,7 +48,15 @@ COMPONENT_ORDER = (
 
 
 def transform_config(resolved: ResolvedSpec) -> TransformConfig:
+    """The Transform and Trainer configuration: features, label and, for classification, the classes in order.
+
+    Raises:
+      LabelClassError: the label's classes do not make a classification label (see `label_values`).
+    """
+    from pipelines.spec.label_values import label_classes
+
     spec = resolved.spec
+    classes = label_classes(resolved)
     return TransformConfig(
         features={
             name: {k: v for k, v in vars(f).items() if v is not None} for name, f in sorted(spec.features.items())
@@ -57,11 +66,13 @@ def transform_config(resolved: ResolvedSpec) -> TransformConfig:
         label_column=spec.label.column,
         label_expression=spec.label.expression,
         user_module=spec.transform.module,
+        classes=classes,
+        positive_class=classes[1] if classes and len(classes) == 2 else None,
     )
 
 
 def _example_gen(resolved: ResolvedSpec):
-    from tfx.components import CsvExampleGen, ImportExampleGen
+    from tfx.components import ImportExampleGen
     from tfx.proto import example_gen_pb2
 
     if os.path.isdir(resolved.data_path):
@@ -77,8 +88,19 @@ def _example_gen(resolved: ResolvedSpec):
             ]
         )
     )
-    cls = CsvExampleGen if resolved.data_format == "csv" else ImportExampleGen
-    return cls(input_base=input_base, input_config=input_config, output_config=output_config)
+    if resolved.data_format != "csv":
+        return ImportExampleGen(input_base=input_base, input_config=input_config, output_config=output_config)
+    from components.example_gen import csv_executor
+    from components.example_gen.component import CsvExampleGen
+
+    # A BOM-safe header, `data.na_values` and `data.checks.non_finite: impute` at ingestion.
+    data = resolved.spec.data
+    return CsvExampleGen(
+        input_base=input_base,
+        input_config=input_config,
+        output_config=output_config,
+        custom_config=csv_executor.make_custom_config(data.na_values, data.checks.non_finite == "impute"),
+    )
 
 
 def _thresholds(resolved: ResolvedSpec) -> dict:
@@ -92,8 +114,29 @@ def _thresholds(resolved: ResolvedSpec) -> dict:
             "max": gate.max,
             "max_regression": gate.max_regression,
             "higher_is_better": higher,
+            "classes": [str(c) for c in gate.classes] if gate.classes else None,
         }
     return result
+
+
+def evaluation_request(resolved: ResolvedSpec, config: TransformConfig):
+    """The spec's evaluation section as the Evaluator executor reads it (`EvaluationRequest`).
+
+    Args:
+      resolved: the checked spec.
+      config: its `transform_config`, whose classes (in index order) the label was compiled with.
+    """
+    from components.evaluator.eval_config import EvaluationRequest
+
+    spec = resolved.spec
+    return EvaluationRequest(
+        label_key=spec.label.name,
+        task=spec.label.task,
+        metrics=tuple(spec.evaluation.metrics),
+        thresholds=_thresholds(resolved),
+        top_k=spec.evaluation.top_k,
+        classes=tuple(config.class_names) or None,
+    )
 
 
 def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAULT_BEAM_ARGS):
@@ -101,7 +144,6 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
     import dataclasses
 
     from tfx.components import (
-        Evaluator,
         ExampleValidator,
         Pusher,
         SchemaGen,
@@ -117,7 +159,7 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
     from tfx.types import Channel, standard_artifacts
 
     from components.data_gate.component import DataGate
-    from components.evaluator.eval_config import build_eval_config
+    from components.evaluator.component import make_evaluator
     from components.pusher.executor import Executor as AtomicPusherExecutor
     from components.resolver.baseline import LatestBlessedBaselineStrategy
 
@@ -128,13 +170,26 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
     if resolved.schema_path:
         schema_gen = ImportSchemaGen(schema_file=resolved.schema_path).with_id("SchemaGen")
     else:
-        schema_gen = SchemaGen(statistics=statistics_gen.outputs["statistics"], infer_feature_shape=False).with_id(
-            "SchemaGen"
-        )
+        # The schema comes from train only: ExampleValidator then flags eval values train never had.
+        schema_gen = SchemaGen(
+            statistics=statistics_gen.outputs["statistics"],
+            infer_feature_shape=False,
+            exclude_splits=[name for name in spec.data.splits if name != "train"],
+        ).with_id("SchemaGen")
     example_validator = ExampleValidator(
         statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"]
     ).with_id("ExampleValidator")
-    data_gate = DataGate(anomalies=example_validator.outputs["anomalies"]).with_id("DataGate")
+    checks = spec.data.checks
+    data_gate = DataGate(
+        anomalies=example_validator.outputs["anomalies"],
+        statistics=statistics_gen.outputs["statistics"],
+        schema=schema_gen.outputs["schema"],
+        label_column=spec.label.column or "",
+        task=spec.label.task,
+        skew=checks.skew or 0.0,
+        drift=checks.drift or 0.0,
+        unseen_categories=checks.unseen_categories,
+    ).with_id("DataGate")
     transform = Transform(
         examples=example_gen.outputs["examples"],
         schema=schema_gen.outputs["schema"],
@@ -171,29 +226,26 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
         model_blessing=Channel(type=standard_artifacts.ModelBlessing),
         candidate=trainer.outputs["model"],
     ).with_id("BaselineResolver")
-    prediction_key = "probability" if spec.label.task == "classification" else "prediction"
-    evaluator = Evaluator(
+    # Our executor fits the EvalConfig to the model's classes and records the verdict's reasons.
+    evaluator = make_evaluator(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
         baseline_model=baseline.outputs["model"],
-        eval_config=build_eval_config(
-            label_key=spec.label.name,
-            prediction_key=prediction_key,
-            metrics={m: metric_table.METRICS[m][0] for m in spec.evaluation.metrics},
-            thresholds=_thresholds(resolved),
-        ),
-        example_splits=["eval"],
-    ).with_id("Evaluator")
-    pusher = Pusher(
-        model=trainer.outputs["model"],
-        model_blessing=evaluator.outputs["blessing"],
-        push_destination=pusher_pb2.PushDestination(
-            filesystem=pusher_pb2.PushDestination.Filesystem(
-                base_directory=os.path.join(resolved.serving_dir, resolved.model_name)
-            )
-        ),
-        custom_executor_spec=executor_spec.ExecutorClassSpec(AtomicPusherExecutor),
-    ).with_id("Pusher")
+        request=evaluation_request(resolved, config),
+    )
+    # TFX logs "`custom_executor_spec` is deprecated" for any Pusher given an executor; ours is on purpose
+    # (the atomic pusher) and nobody reading a run can act on it, whichever target compiles the pipeline.
+    with dropping(CUSTOM_EXECUTOR_SPEC_DEPRECATED):
+        pusher = Pusher(
+            model=trainer.outputs["model"],
+            model_blessing=evaluator.outputs["blessing"],
+            push_destination=pusher_pb2.PushDestination(
+                filesystem=pusher_pb2.PushDestination.Filesystem(
+                    base_directory=os.path.join(resolved.serving_dir, resolved.model_name)
+                )
+            ),
+            custom_executor_spec=executor_spec.ExecutorClassSpec(AtomicPusherExecutor),
+        ).with_id("Pusher")
     components = [
         example_gen,
         statistics_gen,

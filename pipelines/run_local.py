@@ -10,7 +10,11 @@ import os
 import sys
 
 if __package__ in (None, ""):
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # Started as a script, Python put this file's folder (pipelines/) first on sys.path. Use what
+    # `python -m pipelines` uses instead, the current folder, with this repository right after it;
+    # the CLI then puts the spec's folder before both.
+    sys.path[0] = os.getcwd()
+    sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from pipelines.cli import main  # noqa: E402
 

@@ -16,9 +16,9 @@ from typing import Optional
 
 import tensorflow as tf
 
-from components.trainer import input_pipeline
+from components.trainer import input_pipeline, model_inputs
 from components.trainer.options import TrainingOptions
-from components.transform.config import TransformConfig, transformed_name
+from components.transform.config import TransformConfig
 
 __all__ = ["DatasetPlan", "build_datasets"]
 
@@ -52,7 +52,8 @@ def build_datasets(
       strategy: distributes the datasets; None: plain datasets.
       input_pipelines: how many workers each read a shard (for the plan).
     """
-    feature_keys = [transformed_name(name) for name in config.features]
+    # Every transform output but the label: a user transform's extra outputs reach the model too.
+    feature_keys = model_inputs.input_keys(model_inputs.from_transform_output(config, tf_transform_output, {}))
     label = config.label_name
     if materialized:
         spec, layer = tf_transform_output.transformed_feature_spec(), None

@@ -11,8 +11,9 @@ Signatures:
 - `transform_features`: serialized tf.Example -> transformed features and
   label, used by the Evaluator (TFMA) to compute labels.
 
-Outputs: classification `probability` [batch] and `label` [batch] (0/1);
-regression `prediction` [batch].
+Outputs (`class_outputs`): classification `scores` [batch, classes], `classes`
+(the class names), `label` (the predicted class name) and, for binary
+models, `probability` [batch]; regression `prediction` [batch].
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ import tensorflow_transform as tft
 from absl import logging
 from tensorflow.core.protobuf import saved_model_pb2
 
-from components.transform.config import TransformConfig, transformed_name
+from components.common.names import tensor_name
+from components.trainer import class_outputs, model_inputs
+from components.trainer.signature_names import rename_signature_inputs
+from components.transform.config import TransformConfig
 
 __all__ = ["export_serving_model", "CLASSIFY_METHOD", "REGRESS_METHOD"]
 
@@ -40,7 +44,12 @@ def _raw_tensors_to_parsed(raw: dict, spec: dict) -> dict:
         if isinstance(feature, tf.io.VarLenFeature):
             rows = tf.shape(tensor, out_type=tf.int64)[0]
             indices = tf.stack([tf.range(rows), tf.zeros([rows], tf.int64)], axis=1)
-            parsed[name] = tf.SparseTensor(indices, tensor, tf.stack([rows, tf.constant(1, tf.int64)]))
+            values = tensor
+            if tensor.dtype.is_floating:
+                # NaN (JSON `null` or `NaN`) is a missing cell, imputed like an absent tf.Example feature.
+                present = tf.logical_not(tf.math.is_nan(tensor))
+                indices, values = tf.boolean_mask(indices, present), tf.boolean_mask(tensor, present)
+            parsed[name] = tf.SparseTensor(indices, values, tf.stack([rows, tf.constant(1, tf.int64)]))
         else:
             parsed[name] = tf.reshape(tensor, [-1, *feature.shape])
     return parsed
@@ -53,7 +62,8 @@ def export_serving_model(
     raw_spec = tf_transform_output.raw_feature_spec()
     serving_spec = {name: raw_spec[name] for name in config.features}
     model.tft_layer = tf_transform_output.transform_features_layer()
-    feature_keys = [transformed_name(name) for name in config.features]
+    # The keys the Trainer fed: `<column>_xf` and a user transform's extra outputs.
+    feature_keys = model_inputs.input_keys(model_inputs.from_transform_output(config, tf_transform_output, {}))
     classification = config.task == "classification"
 
     # One tf.function: the signatures that parse the same features share one
@@ -61,18 +71,23 @@ def export_serving_model(
     @tf.function(autograph=False)
     def predict_transformed(parsed: dict) -> tf.Tensor:
         transformed = model.tft_layer(parsed)
-        return tf.reshape(model({k: transformed[k] for k in feature_keys}), [-1])
+        return model({k: transformed[k] for k in feature_keys})
+
+    names = class_outputs.class_names(config, tf_transform_output)
 
     def outputs(prediction: tf.Tensor) -> dict:
         if classification:
-            return {"probability": prediction, "label": tf.cast(prediction > 0.5, tf.int64)}
-        return {"prediction": prediction}
+            return class_outputs.predict_outputs(prediction, names)
+        return class_outputs.regression_outputs(prediction)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
     def serve_examples(examples):
         return outputs(predict_transformed(tf.io.parse_example(examples, serving_spec)))
 
-    raw_signature = [tf.TensorSpec([None], serving_spec[name].dtype, name=name) for name in config.features]
+    # TensorFlow-safe argument names; the SignatureDef keys are set back to the column names below.
+    raw_signature = [
+        tf.TensorSpec([None], serving_spec[name].dtype, name=tensor_name(name)) for name in config.features
+    ]
 
     @tf.function(input_signature=raw_signature)
     def serve_raw(*tensors):
@@ -85,14 +100,12 @@ def export_serving_model(
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
     def classify(inputs):
-        probability = predict_transformed(tf.io.parse_example(inputs, serving_spec))
-        scores = tf.stack([1.0 - probability, probability], axis=1)
-        classes = tf.tile(tf.constant([["0", "1"]]), [tf.shape(probability)[0], 1])
-        return {"classes": classes, "scores": scores}
+        return class_outputs.classify_outputs(predict_transformed(tf.io.parse_example(inputs, serving_spec)), names)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
     def regress(inputs):
-        return {"outputs": predict_transformed(tf.io.parse_example(inputs, serving_spec))}
+        prediction = predict_transformed(tf.io.parse_example(inputs, serving_spec))
+        return {"outputs": class_outputs.regression_outputs(prediction)["prediction"]}
 
     signatures = {
         "serving_default": serve_examples,
@@ -105,6 +118,7 @@ def export_serving_model(
         signatures["regression"] = regress
     _save(model, export_dir, signatures)
     _set_method_names(export_dir, {"classification": CLASSIFY_METHOD, "regression": REGRESS_METHOD})
+    rename_signature_inputs(export_dir, "serving_raw", {tensor_name(name): name for name in config.features})
 
 
 def _save(model: tf.keras.Model, export_dir: str, signatures: dict) -> None:

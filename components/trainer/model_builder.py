@@ -1,20 +1,25 @@
 """Built-in Keras models over transformed features: `dnn` and `wide_and_deep`.
 
 Numeric features feed the deep part directly; categorical ids are embedded
-for the deep part and one-hot encoded for the wide (linear) part.
+for the deep part and one-hot encoded for the wide (linear) part. The inputs
+are the declared features' `<column>_xf` and any extra output of a user
+`transform.module` (see `components.trainer.model_inputs`).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Optional
 
 import tensorflow as tf
 
-from components.transform.config import CATEGORICAL, TransformConfig, transformed_name
+from components.common.names import tensor_name
+from components.trainer import model_inputs
+from components.trainer.model_inputs import ModelInput
+from components.transform.config import CATEGORICAL, TransformConfig
 
-__all__ = ["build_model", "load_user_builder", "input_dtype"]
+__all__ = ["build_model", "head", "check_head", "load_user_builder", "input_dtype"]
 
 
 def input_dtype(transform: str) -> tf.DType:
@@ -33,31 +38,41 @@ def load_user_builder(reference: str) -> Callable[..., tf.keras.Model]:
         ) from None
 
 
-def build_model(config: TransformConfig, model: dict[str, Any], vocabulary_sizes: dict[str, int]) -> tf.keras.Model:
+def build_model(
+    config: TransformConfig,
+    model: dict[str, Any],
+    vocabulary_sizes: dict[str, int],
+    inputs_used: Optional[Sequence[ModelInput]] = None,
+) -> tf.keras.Model:
     """Builds the model the spec declares (not compiled).
 
     Args:
       config: the feature table and label.
       model: the spec's `model` section as a dict.
       vocabulary_sizes: column -> vocabulary size for `vocabulary` features.
+      inputs_used: the model inputs (`model_inputs.from_transform_output`: the `<column>_xf` features and a
+        user transform's extra outputs); None: the declared features' `<column>_xf` only.
+
+    Returns:
+      The Keras model.
     """
-    inputs = {
-        transformed_name(name): tf.keras.Input(shape=(), name=transformed_name(name), dtype=input_dtype(f["transform"]))
-        for name, f in config.features.items()
-    }
+    inputs_used = list(inputs_used) if inputs_used is not None else model_inputs.from_config(config, vocabulary_sizes)
+    inputs = {i.name: tf.keras.Input(shape=i.shape, name=i.name, dtype=i.dtype) for i in inputs_used}
     if model.get("build_model"):
         return load_user_builder(model["build_model"])(
             feature_specs=config.features, label=config.label_name, config=model
         )
 
     numeric, embedded, wide = [], [], []
-    for name, feature in config.features.items():
-        column = tf.keras.layers.Reshape((1,))(inputs[transformed_name(name)])
-        if feature["transform"] in CATEGORICAL:
-            tokens = config.num_tokens(name, vocabulary_sizes.get(name))
-            embedding = tf.keras.layers.Embedding(tokens, model.get("embedding_dim", 8), name=f"embed_{name}")(column)
+    for used in inputs_used:
+        column = tf.keras.layers.Reshape((used.width,))(inputs[used.name])
+        if used.categorical:
+            if used.hashed:
+                column = tf.keras.layers.Hashing(used.num_tokens, name=f"hash_{used.name}")(column)
+            dim, name = model.get("embedding_dim", 8), used.column or used.name
+            embedding = tf.keras.layers.Embedding(used.num_tokens, dim, name=f"embed_{tensor_name(name)}")(column)
             embedded.append(tf.keras.layers.Flatten()(embedding))
-            wide.append(tf.keras.layers.CategoryEncoding(num_tokens=tokens, output_mode="one_hot")(column))
+            wide.append(tf.keras.layers.CategoryEncoding(num_tokens=used.num_tokens, output_mode="one_hot")(column))
         else:
             numeric.append(column)
     deep_inputs = numeric + embedded
@@ -67,6 +82,44 @@ def build_model(config: TransformConfig, model: dict[str, Any], vocabulary_sizes
     head_input = deep
     if model.get("type", "wide_and_deep") == "wide_and_deep" and wide:
         head_input = tf.keras.layers.concatenate([deep, *wide])
-    activation = "sigmoid" if config.task == "classification" else None
-    output = tf.keras.layers.Dense(1, activation=activation, dtype="float32", name="prediction")(head_input)
+    units, activation = head(config)
+    output = tf.keras.layers.Dense(units, activation=activation, dtype="float32", name="prediction")(head_input)
     return tf.keras.Model(inputs, output)
+
+
+def head(config: TransformConfig) -> tuple[int, str | None]:
+    """The output layer's (units, activation) for the label.
+
+    Args:
+      config: the label's task and classes.
+
+    Returns:
+      Binary: one sigmoid unit (the positive class's probability); multi-class:
+      one softmax unit per class; regression: one linear unit.
+    """
+    if config.task != "classification":
+        return 1, None
+    if config.num_classes > 2:
+        return config.num_classes, "softmax"
+    return 1, "sigmoid"
+
+
+def check_head(model: tf.keras.Model, config: TransformConfig) -> None:
+    """Checks that a model (a user's `build_model` too) outputs one column per score the label needs.
+
+    Args:
+      model: the built model.
+      config: the label's task and classes.
+
+    Raises:
+      ValueError: the output width does not fit the label.
+    """
+    units, activation = head(config)
+    width = model.output_shape[-1] if len(model.output_shape) > 1 else 1
+    if width != units:
+        what = f"{config.num_classes} classes {config.class_names}" if config.num_classes > 2 else "this label"
+        raise ValueError(
+            f"the model outputs {width} value(s) per example. Expected {units} for {what} "
+            f"({'a ' + activation + ' layer' if activation else 'a linear layer'} of {units} unit(s)). "
+            "Fix the last layer of `model.build_model`."
+        )

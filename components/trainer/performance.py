@@ -19,17 +19,38 @@ from typing import Any, Optional
 
 import tensorflow as tf
 
+from components.trainer.input_wait import INPUT_WAIT_WARNING, input_wait_is_actionable
 from components.trainer.prometheus import MetricsExporter
 from components.trainer.trainer_model import StepTimer
 
 __all__ = ["PerformanceMonitor", "INPUT_WAIT_WARNING", "input_bound_advice"]
 
-INPUT_WAIT_WARNING = 0.10
 
+def input_bound_advice(
+    fraction: float,
+    materialized: bool,
+    cached: bool,
+    mean_step_seconds: Optional[float] = None,
+    on_accelerator: Optional[bool] = None,
+) -> Optional[str]:
+    """The warning to log when more than 10% of step time waits for input and that is actionable, else None.
 
-def input_bound_advice(fraction: float, materialized: bool, cached: bool) -> Optional[str]:
-    """The warning to log when more than 10% of step time waits for input, else None."""
+    Args:
+        fraction: time blocked on input over step time.
+        materialized: whether training reads materialized (transformed) examples.
+        cached: whether the training split is cached in memory.
+        mean_step_seconds: the mean step time; with `on_accelerator`, it decides whether the wait is
+            actionable (see `input_wait_is_actionable`). Both None: only the share is looked at.
+        on_accelerator: whether training ran on a GPU/TPU.
+
+    Returns:
+        The advice, or None.
+    """
     if fraction <= INPUT_WAIT_WARNING:
+        return None
+    if (mean_step_seconds is not None or on_accelerator is not None) and not input_wait_is_actionable(
+        fraction, mean_step_seconds, bool(on_accelerator)
+    ):
         return None
     fixes = []
     if not cached:

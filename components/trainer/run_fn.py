@@ -26,14 +26,14 @@ import tensorflow_transform as tft
 from absl import logging
 
 from components.common.autograph_rules import skip_autograph_for_tf_keras
-from components.trainer import checkpoints, export, model_builder, precision, summary
+from components.trainer import checkpoints, export, model_builder, model_inputs, precision, summary
 from components.trainer import strategy as strategy_lib
 from components.trainer.datasets import build_datasets
 from components.trainer.options import TrainingOptions
 from components.trainer.performance import PerformanceMonitor, input_bound_advice
 from components.trainer.prometheus import MetricsExporter
 from components.trainer.trainer_model import StepTimer, as_trainer_model
-from components.transform.config import TransformConfig
+from components.transform.config import TransformConfig, vocabulary_name
 
 __all__ = ["run_fn", "build_datasets", "compile_model"]
 
@@ -76,19 +76,53 @@ def compile_model(
     """
     rate = learning_rate if learning_rate is not None else training["learning_rate"]
     optimizer = _OPTIMIZERS[training.get("optimizer", "adam")](learning_rate=rate)
-    loss = "binary_crossentropy" if config.task == "classification" else "mean_squared_error"
     model.compile(
         optimizer=optimizer,
-        loss=loss,
-        metrics=[_KERAS_METRICS[m]() for m in metrics if m in _KERAS_METRICS],
+        loss=training_loss(config),
+        metrics=keras_metrics(config, metrics),
         steps_per_execution=training.get("steps_per_execution", 1),
         jit_compile=jit_compile,
     )
 
 
+def training_loss(config: TransformConfig) -> str:
+    """The Keras loss for the label: binary or sparse categorical cross-entropy, or mean squared error.
+
+    Args:
+      config: the label's task and classes.
+
+    Returns:
+      The loss name (the label is the class index; a multi-class model outputs softmax scores).
+    """
+    if config.task != "classification":
+        return "mean_squared_error"
+    return "sparse_categorical_crossentropy" if config.num_classes > 2 else "binary_crossentropy"
+
+
+def keras_metrics(config: TransformConfig, metrics: list[str]) -> list[tf.keras.metrics.Metric]:
+    """The Keras metrics reported while training: those of `metrics` that fit the label.
+
+    A multi-class label reports `accuracy` (sparse categorical: the index of the
+    highest score against the class index) instead of the binary metrics.
+
+    Args:
+      config: the label's task and classes.
+      metrics: the spec's evaluation metric names.
+
+    Returns:
+      New metric objects (create them in the strategy's scope).
+    """
+    if config.task == "classification" and config.num_classes > 2:
+        return [tf.keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+    found = [_KERAS_METRICS[m]() for m in metrics if m in _KERAS_METRICS]
+    if config.task == "classification" and "accuracy" in metrics:
+        found.append(tf.keras.metrics.BinaryAccuracy(name="accuracy"))
+    return found
+
+
 def _vocabulary_sizes(config: TransformConfig, tf_transform_output) -> dict[str, int]:
     return {
-        name: tf_transform_output.vocabulary_size_by_name(f"vocab_{name}")
+        name: tf_transform_output.vocabulary_size_by_name(vocabulary_name(name))
         for name, feature in config.features.items()
         if feature["transform"] == "vocabulary"
     }
@@ -96,7 +130,10 @@ def _vocabulary_sizes(config: TransformConfig, tf_transform_output) -> dict[str,
 
 def _build_model(custom: dict, config, tf_transform_output, options: TrainingOptions, replicas: int, timer):
     """Builds, wraps and compiles the model (call inside the strategy and precision scopes)."""
-    model = model_builder.build_model(config, custom["model"], _vocabulary_sizes(config, tf_transform_output))
+    sizes = _vocabulary_sizes(config, tf_transform_output)
+    inputs = model_inputs.from_transform_output(config, tf_transform_output, sizes)  # with a user transform's extras
+    model = model_builder.build_model(config, custom["model"], sizes, inputs)
+    model_builder.check_head(model, config)
     if model._is_compiled:  # noqa: SLF001 - a user builder may compile its own model
         if options.gradient_accumulation_steps > 1:
             raise ValueError(
@@ -229,7 +266,13 @@ def run_fn(fn_args) -> None:
         optimizer_steps=int(model.optimizer.iterations.numpy()),
         learning_rate=float(tf.keras.backend.get_value(model.optimizer.learning_rate)),
     )
-    advice = input_bound_advice(report.get("input_wait_fraction") or 0.0, plan.materialized, plan.cached)
+    advice = input_bound_advice(
+        report.get("input_wait_fraction") or 0.0,
+        plan.materialized,
+        plan.cached,
+        mean_step_seconds=report.get("mean_step_seconds"),
+        on_accelerator=bool(choice.gpus),
+    )
     if advice:
         logging.warning("Trainer: %s", advice)
         report["input_advice"] = advice  # shown in the run summary, not only in the log

@@ -9,18 +9,33 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Optional
 
-__all__ = ["TransformConfig", "transformed_name", "CATEGORICAL"]
+from components.common.names import tensor_name
+
+__all__ = ["TransformConfig", "transformed_name", "vocabulary_name", "CATEGORICAL"]
 
 CATEGORICAL = frozenset({"vocabulary", "bucketize", "hash", "categorical"})
 
 
 def transformed_name(column: str) -> str:
-    return f"{column}_xf"
+    """`<column>_xf`, with the column's TensorFlow-safe spelling (`components.common.names.tensor_name`)."""
+    return f"{tensor_name(column)}_xf"
+
+
+def vocabulary_name(column: str) -> str:
+    """The tf.Transform vocabulary file name of a `vocabulary` feature (tft rewrites spaces and symbols itself)."""
+    return f"vocab_{tensor_name(column)}"
 
 
 @dataclasses.dataclass(frozen=True)
 class TransformConfig:
-    """Features (column -> settings dict), the label and an optional user hook."""
+    """Features (column -> settings dict), the label and an optional user hook.
+
+    `classes` (classification): the class names in index order, as the label's
+    string form (integers as `"1"`, not `"1.0"`); the label tensor is the index
+    of its class and Transform stores this list as the `label_classes`
+    vocabulary. Binary: index 1 is `positive_class`. None for regression, and
+    for classification means the classes `0`/`1` (a label expression's).
+    """
 
     features: dict[str, dict[str, Any]]
     label_name: str
@@ -28,6 +43,8 @@ class TransformConfig:
     label_column: Optional[str] = None
     label_expression: Optional[str] = None
     user_module: Optional[str] = None
+    classes: Optional[list[str]] = None
+    positive_class: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -35,7 +52,27 @@ class TransformConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TransformConfig:
         fields = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in fields})
+        values = {k: v for k, v in data.items() if k in fields}
+        if values.get("classes") is not None:
+            values["classes"] = list(values["classes"])
+        return cls(**values)
+
+    @property
+    def class_names(self) -> list[str]:
+        """The class names in index order (empty for regression)."""
+        if self.task != "classification":
+            return []
+        return list(self.classes) if self.classes else ["0", "1"]
+
+    @property
+    def num_classes(self) -> int:
+        """How many classes a classification label has (0 for regression)."""
+        return len(self.class_names)
+
+    @property
+    def binary(self) -> bool:
+        """A two-class classification label (one sigmoid unit, `probability` output)."""
+        return self.num_classes == 2
 
     @property
     def label_columns(self) -> list[str]:

@@ -2,7 +2,8 @@
 
 Expressions are parsed with Python's `ast` and only a whitelist of nodes is
 accepted: column names, numbers, `+ - * /`, unary minus, comparisons,
-`and`/`or`/`not`. Nothing is ever evaluated by Python itself.
+`and`/`or`/`not`, and quoted text compared with a column by `==` or `!=`
+(`species == 'Adelie'`). Nothing is ever evaluated by Python itself.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import ast
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ExpressionError", "parse", "column_names", "evaluate"]
+__all__ = ["ExpressionError", "parse", "column_names", "text_columns", "evaluate"]
 
 _BIN_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 _CMP_OPS = (ast.Gt, ast.GtE, ast.Lt, ast.LtE, ast.Eq, ast.NotEq)
@@ -50,11 +51,48 @@ def parse(text: str) -> ast.expr:
                 f"`{ast.unparse(node) if isinstance(node, ast.expr) else type(node).__name__}` is not allowed in "
                 "`expression`. Use column names, numbers, + - * /, comparisons and and/or/not."
             )
-        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
-            raise ExpressionError(f"`{node.value!r}` is not allowed in `expression`: only numbers are constants.")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str)):
+            raise ExpressionError(
+                f"`{node.value!r}` is not allowed in `expression`: constants are numbers or quoted text."
+            )
         if isinstance(node, ast.Compare) and len(node.ops) != 1:
             raise ExpressionError(f"`{ast.unparse(node)}` chains comparisons. Split it with `and`.")
+    _check_text_constants(tree)
     return tree
+
+
+def _text_comparison(node: ast.AST) -> tuple[str, str] | None:
+    """(column, text) when `node` is `column == 'text'` or `'text' != column` and the like, else None."""
+    if not (isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.Eq, ast.NotEq))):
+        return None
+    left, right = node.left, node.comparators[0]
+    if isinstance(right, ast.Name) and isinstance(left, ast.Constant):
+        left, right = right, left
+    if isinstance(left, ast.Name) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return left.id, right.value
+    return None
+
+
+def _check_text_constants(tree: ast.expr) -> None:
+    """Quoted text may only be compared with a column (`==`, `!=`); that column is then text everywhere."""
+    allowed: set[int] = set()
+    text: set[str] = set()
+    for node in ast.walk(tree):
+        pair = _text_comparison(node)
+        if pair is not None:
+            text.add(pair[0])
+            allowed.update(id(child) for child in (node.left, node.comparators[0]))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed:
+            raise ExpressionError(
+                f"`{node.value!r}` is not allowed here in `expression`: quoted text can only be compared with a "
+                f"column by == or !=. Example: `species == 'Adelie'`."
+            )
+        if isinstance(node, ast.Name) and node.id in text and id(node) not in allowed:
+            raise ExpressionError(
+                f"column `{node.id}` is compared with text in `expression`, so it cannot also be used as a number. "
+                "Use it only as `column == 'text'` or `column != 'text'`."
+            )
 
 
 def column_names(text: str) -> list[str]:
@@ -68,6 +106,26 @@ def column_names(text: str) -> list[str]:
             visit(child)
 
     visit(parse(text))
+    return list(seen)
+
+
+def text_columns(text: str) -> list[str]:
+    """The columns an expression compares with quoted text (read as text, not numbers).
+
+    Args:
+      text: the expression.
+
+    Returns:
+      Column names in order of first use.
+
+    Raises:
+      ExpressionError: the expression is outside the accepted subset.
+    """
+    seen: dict[str, None] = {}
+    for node in ast.walk(parse(text)):
+        pair = _text_comparison(node)
+        if pair is not None:
+            seen.setdefault(pair[0], None)
     return list(seen)
 
 
@@ -91,7 +149,7 @@ def evaluate(text: str, columns: Mapping[str, Any], ops: Mapping[str, Callable[.
         if isinstance(node, ast.Name):
             return columns[node.id]
         if isinstance(node, ast.Constant):
-            return float(node.value)
+            return node.value if isinstance(node.value, str) else float(node.value)
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.USub):
                 return ops["neg"](number(node.operand))

@@ -14,8 +14,9 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from components.common.autograph_rules import skip_autograph_for_tf_keras
-from components.transform import label_expression
-from components.transform.config import TransformConfig, transformed_name
+from components.transform import missing
+from components.transform.config import TransformConfig, transformed_name, vocabulary_name
+from components.transform.labels import label_tensor
 
 __all__ = ["preprocessing_fn", "fill_missing", "present_mask"]
 
@@ -58,7 +59,10 @@ def _numeric(value: tf.Tensor) -> tf.Tensor:
 
 def _transform_feature(name: str, feature: dict, raw: tf.Tensor | tf.SparseTensor) -> tf.Tensor:
     kind = feature["transform"]
-    filled = fill_missing(raw, feature.get("fill"))
+    imputed = missing.transform_imputed(feature, raw)  # mean/median-imputed numeric columns, in one pass
+    if imputed is not None:
+        return imputed
+    filled = missing.impute(feature, raw)  # `fill`, or the train split's mean/median (components.transform.missing)
     if kind == "zscore":
         return tft.scale_to_z_score(_numeric(filled))
     if kind == "minmax":
@@ -70,7 +74,10 @@ def _transform_feature(name: str, feature: dict, raw: tf.Tensor | tf.SparseTenso
     if kind == "vocabulary":
         text = filled if filled.dtype == tf.string else tf.strings.as_string(filled)
         return tft.compute_and_apply_vocabulary(
-            text, top_k=feature.get("top_k"), num_oov_buckets=feature["oov_buckets"], vocab_filename=f"vocab_{name}"
+            text,
+            top_k=feature.get("top_k"),
+            num_oov_buckets=feature["oov_buckets"],
+            vocab_filename=vocabulary_name(name),
         )
     if kind == "bucketize":
         return tft.bucketize(_numeric(filled), feature["buckets"])
@@ -84,43 +91,6 @@ def _transform_feature(name: str, feature: dict, raw: tf.Tensor | tf.SparseTenso
     raise ValueError(f"unknown transform `{kind}` for feature `{name}`.")
 
 
-_EXPRESSION_OPS = {
-    "add": tf.add,
-    "sub": tf.subtract,
-    "mul": tf.multiply,
-    "div": tf.math.divide_no_nan,
-    "neg": tf.negative,
-    "gt": tf.greater,
-    "ge": tf.greater_equal,
-    "lt": tf.less,
-    "le": tf.less_equal,
-    "eq": tf.equal,
-    "ne": tf.not_equal,
-    "and": tf.logical_and,
-    "or": tf.logical_or,
-    "not": tf.logical_not,
-    "cast": lambda value: tf.cast(value, tf.float32),
-}
-
-
-def label_tensor(config: TransformConfig, inputs: dict) -> tf.Tensor:
-    """The label: a column, or an expression (0 where an input is missing)."""
-    if config.label_column is not None:
-        value = _numeric(fill_missing(inputs[config.label_column]))
-        present = present_mask(inputs[config.label_column])
-    else:
-        names = label_expression.column_names(config.label_expression)
-        columns = {n: _numeric(fill_missing(inputs[n])) for n in names}
-        value = label_expression.evaluate(config.label_expression, columns, _EXPRESSION_OPS)
-        present = tf.reduce_all(tf.stack([present_mask(inputs[n]) for n in names]), axis=0)
-    if value.dtype == tf.bool:
-        value = tf.cast(value, tf.float32)
-    value = tf.where(present, value, tf.zeros_like(value))
-    if config.task == "classification":
-        return tf.cast(value, tf.int64)
-    return value
-
-
 def preprocessing_fn(inputs: dict, custom_config: dict) -> dict:
     """Transforms raw columns into model inputs as the spec declares."""
     config = TransformConfig.from_dict(custom_config)
@@ -128,6 +98,7 @@ def preprocessing_fn(inputs: dict, custom_config: dict) -> dict:
         transformed_name(name): _transform_feature(name, feature, inputs[name])
         for name, feature in config.features.items()
     }
+    outputs.update(missing.indicators(config.features, inputs))  # `missing_indicator: true` features
     outputs[config.label_name] = label_tensor(config, inputs)
     if config.user_module:
         module_name, function_name = config.user_module.split(":")

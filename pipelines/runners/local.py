@@ -160,6 +160,11 @@ def run_pipeline(
                 execution_id=execution_id,
             )
         status = "succeeded"
+    except ComponentFailed:
+        raise
+    except Exception:
+        logging.exception("The run stopped on an unexpected error.")  # into the run's log, before it is closed
+        raise
     finally:
         seconds = time.perf_counter() - started
         hook_list.call(

@@ -25,6 +25,10 @@ class RunSummary:
     training: dict[str, Any] = dataclasses.field(default_factory=dict)
     deployed: dict[str, Any] = dataclasses.field(default_factory=dict)
     output_uris: list[str] = dataclasses.field(default_factory=list)
+    # Multi-class labels: the class names in index order and, when declared, the confusion matrix
+    # (rows: actual class, columns: predicted class).
+    classes: list[str] = dataclasses.field(default_factory=list)
+    confusion_matrix: list[list[int]] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -56,28 +60,34 @@ def _custom(artifact, name: str):
     return getattr(value, value.WhichOneof("value"))
 
 
-def _evaluation(uri: str, summary: RunSummary) -> None:
+def _evaluation(uri: str, summary: RunSummary, verdict: dict | None) -> None:
+    """Metrics (per-class ones as `precision@<class>`) and, without a `verdict.json`, TFMA's reasons."""
     import tensorflow_model_analysis as tfma
+
+    from components.evaluator.verdict import confusion_matrix, describe_failure
 
     try:
         for metrics in tfma.load_metrics(uri):
             for key in metrics.metric_keys_and_values:
-                if key.key.model_name in ("", "candidate") and not key.key.HasField("sub_key"):
+                per_class = "@" in key.key.name
+                if key.key.model_name in ("", "candidate") and (per_class or not key.key.HasField("sub_key")):
                     value = key.value
                     if value.HasField("double_value"):
                         target = summary.changes if key.key.is_diff else summary.metrics
                         target[key.key.name] = round(value.double_value.value, 4)
+        if verdict is not None:
+            summary.reasons.extend(verdict.get("reasons") or [])
+            summary.classes = list(verdict.get("classes") or [])
+            if len(summary.classes) > 2:
+                summary.confusion_matrix = confusion_matrix(uri, len(summary.classes)) or []
+            return
         validation = tfma.load_validation_result(uri)
     except Exception as error:  # noqa: BLE001 - the summary must not fail the run
         summary.reasons.append(f"could not read the evaluation ({type(error).__name__}: {error})")
         return
     for failure in validation.metric_validations_per_slice:
         for failed in failure.failures:
-            summary.reasons.append(
-                f"{failed.metric_key.name} = {failed.metric_value.double_value.value:.4f} fails {failed.metric_threshold}".replace(
-                    "\n", " "
-                )
-            )
+            summary.reasons.append(describe_failure(failed))
     if validation.validation_ok:
         summary.reasons.append("all thresholds met")
 
@@ -94,6 +104,8 @@ def summarize(connection_config, results) -> RunSummary:
     """Reads the outputs of the run's executions (`results` from run_pipeline)."""
     from tfx.orchestration import metadata
 
+    from components.evaluator.verdict import read_verdict
+
     summary = RunSummary()
     with metadata.Metadata(connection_config) as handle:
         for result in results:
@@ -103,10 +115,12 @@ def summarize(connection_config, results) -> RunSummary:
             summary.output_uris.extend(a.uri for artifacts in outputs.values() for a in artifacts)
             if result.component_id == "Evaluator":
                 blessing = outputs.get("blessing", [])
+                verdict = None
                 if blessing:
                     summary.blessed = bool(_custom(blessing[0], "blessed"))
+                    verdict = read_verdict(blessing[0].uri)
                 for artifact in outputs.get("evaluation", []):
-                    _evaluation(artifact.uri, summary)
+                    _evaluation(artifact.uri, summary, verdict)
             elif result.component_id == "Pusher":
                 for artifact in outputs.get("pushed_model", []):
                     if _custom(artifact, "pushed"):
@@ -139,20 +153,40 @@ def _training_line(training: dict[str, Any]) -> str:
     return "Training: " + "; ".join(part for part in parts if part)
 
 
+def _input_wait_actionable(training: dict[str, Any]) -> bool:
+    """The Trainer's input-wait advice is shown only when acting on it would speed the run up."""
+    from components.trainer.input_wait import input_wait_is_actionable
+
+    on_accelerator = bool(training.get("accelerator_hours")) or training.get("peak_gpu_memory_bytes") is not None
+    return input_wait_is_actionable(
+        training.get("input_wait_fraction"), training.get("mean_step_seconds"), on_accelerator
+    )
+
+
+def _confusion_line(classes: list[str], rows: list[list[int]]) -> str:
+    """One line: each actual class, then how many of its eval rows were predicted as each class."""
+    cells = "; ".join(f"{actual} -> " + " ".join(str(n) for n in row) for actual, row in zip(classes, rows))
+    return f"Confusion matrix (actual -> predicted {' '.join(classes)}): {cells}"
+
+
 def format_summary(summary: RunSummary, seconds: float, log_file: str) -> str:
     lines = []
     if summary.blessed is None:
         lines.append("Model: not evaluated")
     else:
         verdict = "BLESSED" if summary.blessed else "NOT BLESSED"
-        lines.append(f"Model: {verdict} ({'; '.join(summary.reasons) or 'no reason recorded'})")
+        # A verdict without a reason is a bug upstream; say so rather than print nothing.
+        reason = "; ".join(summary.reasons) or "the Evaluator recorded no reason: see its log"
+        lines.append(f"Model: {verdict} ({reason})")
     if summary.metrics:
         lines.append("Metrics: " + ", ".join(f"{k}={v}" for k, v in sorted(summary.metrics.items())))
+    if summary.confusion_matrix:
+        lines.append(_confusion_line(summary.classes, summary.confusion_matrix))
     if summary.changes:
         lines.append("Against the baseline: " + ", ".join(f"{k} {v:+.4f}" for k, v in sorted(summary.changes.items())))
     if summary.training:
         lines.append(_training_line(summary.training))
-        if summary.training.get("input_advice"):
+        if summary.training.get("input_advice") and _input_wait_actionable(summary.training):
             lines.append(f"Warning: {summary.training['input_advice']}")
     if summary.pushed_path:
         lines.append(

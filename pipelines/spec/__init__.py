@@ -10,7 +10,7 @@ from pipelines.spec.models import PipelineSpec
 from pipelines.spec.resolved import ResolvedSpec
 from pipelines.spec.rules import CheckContext, check
 from pipelines.spec.typed import build
-from pipelines.spec.yaml_source import read_yaml
+from pipelines.spec.yaml_source import MAX_SPEC_BYTES, decode_spec, read_yaml
 
 __all__ = ["load_spec", "parse_spec", "SpecError", "SpecProblem", "PipelineSpec", "ResolvedSpec"]
 
@@ -46,6 +46,8 @@ def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None) -> 
 def load_spec(path: str, cwd: str | None = None) -> ResolvedSpec:
     """Reads and checks the spec file at `path`. See `parse_spec`.
 
+    Reads at most `MAX_SPEC_BYTES` (+1, to tell a larger file), so a huge file costs nothing.
+
     Example:
         >>> spec = load_spec("pipelines/examples/chicago_taxi.yaml")
         >>> spec.name
@@ -55,5 +57,19 @@ def load_spec(path: str, cwd: str | None = None) -> ResolvedSpec:
         raise SpecError(
             [SpecProblem("", f"spec file does not exist. Expected a YAML file. Received: {path}.", None, path)]
         )
-    with open(path, encoding="utf-8") as handle:
-        return parse_spec(handle.read(), path, cwd=cwd)
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            raw = handle.read(MAX_SPEC_BYTES + 1)
+    except OSError as err:
+        raise SpecError(
+            [
+                SpecProblem(
+                    "",
+                    f"spec file cannot be read: {err.strerror}. Expected a readable YAML file. Fix its permissions.",
+                    None,
+                    path,
+                )
+            ]
+        ) from None
+    return parse_spec(decode_spec(raw, path, size=max(size, len(raw))), path, cwd=cwd)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import gzip
+import math
 import os
 
 __all__ = ["DataProblem", "DataProfile", "list_data_files", "profile_csv", "profile_tfrecord"]
@@ -25,7 +26,7 @@ class DataProblem(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class DataProfile:
-    """What the data looks like: its columns and which of them are numeric."""
+    """What the data looks like: its columns, which of them are numeric, and what each holds."""
 
     files: tuple[str, ...]
     format: str
@@ -33,6 +34,13 @@ class DataProfile:
     numeric: frozenset[str]
     rows: int
     empty: frozenset[str] = frozenset()
+    # Columns with at least one missing cell; columns with one distinct value.
+    missing: frozenset[str] = frozenset()
+    constant: frozenset[str] = frozenset()
+    # Column -> (file, line, text) of its first non-numeric cell.
+    first_text: dict[str, tuple[str, int, str]] = dataclasses.field(default_factory=dict)
+    # Column -> one float (None: missing or text) per row, for the columns asked for.
+    values: dict[str, tuple] = dataclasses.field(default_factory=dict)
 
 
 def list_data_files(path: str, data_format: str | None) -> tuple[list[str], str]:
@@ -71,38 +79,95 @@ def _open_text(path: str):
     return open(path, newline="", encoding="utf-8-sig")
 
 
-def _is_number(text: str) -> bool:
+def _parse_number(text: str) -> float | None:
+    """The cell as a float, or None when it is text."""
     try:
-        float(text)
+        return float(text)
     except ValueError:
-        return False
-    return True
+        return None
 
 
-def profile_csv(files: list[str]) -> DataProfile:
+@dataclasses.dataclass
+class _ColumnTally:
+    """What one pass over a column saw: first text cell, distinct values (up to 2), non-finite cells."""
+
+    text_at: tuple[str, int, str] | None = None
+    filled: bool = False
+    missing: bool = False
+    distinct: set = dataclasses.field(default_factory=set)
+    non_finite: list[tuple[str, int, str]] = dataclasses.field(default_factory=list)
+
+
+def _read_header(path: str, reader) -> list[str]:
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise DataProblem(f"{path} is empty. Expected a header line and data rows.") from None
+    unnamed = [i + 1 for i, name in enumerate(header) if not name.strip()]
+    if unnamed:
+        raise DataProblem(
+            f"{path}: header column(s) {unnamed} have no name. Expected a name for every column. "
+            "Received an empty header cell. Name those columns in the header line."
+        )
+    duplicates = sorted({c for c in header if header.count(c) > 1})
+    if duplicates:
+        raise DataProblem(f"{path}: the header repeats column(s) {duplicates}. Rename them.")
+    return header
+
+
+def _non_finite_problem(column: str, cells: list[tuple[str, int, str]]) -> str:
+    shown = "; ".join(f"{path} line {line}: `{value}`" for path, line, value in cells[:_MAX_REPORTED_ROWS])
+    more = f" (and {len(cells) - _MAX_REPORTED_ROWS} more)" if len(cells) > _MAX_REPORTED_ROWS else ""
+    return (
+        f"column `{column}` holds {len(cells)} non-finite number(s): {shown}{more}. Expected finite numbers or a "
+        "missing-value marker (`data.na_values`). Fix those cells, or set `data.checks: {non_finite: impute}` "
+        "to treat them as missing."
+    )
+
+
+def profile_csv(
+    files: list[str],
+    na_values: tuple[str, ...] | list[str] = ("",),
+    non_finite: str = "error",
+    keep_columns: tuple[str, ...] = (),
+) -> DataProfile:
     """Reads every row of every CSV file once, checking shape and value types.
+
+    A UTF-8 byte-order mark before the header is dropped. A cell whose text is
+    in `na_values` is a missing value: a numeric column with such cells stays
+    numeric.
+
+    Args:
+        files: the CSV files (all with the same header).
+        na_values: cell texts that mean "missing".
+        non_finite: `error` (an `inf`/`nan` cell in an otherwise numeric column
+            is a DataProblem naming file, line and column) or `impute` (it
+            counts as missing).
+        keep_columns: columns whose values (float, None when missing or text)
+            are kept per row in `DataProfile.values`, for label checks.
+
+    Returns:
+        The profile: columns, numeric columns, rows, and per-column findings.
 
     Raises:
         DataProblem: an empty file, a file without data rows, headers that
-            differ between files, or rows whose field count is not the header's.
+            differ between files, an unnamed column, rows whose field count is
+            not the header's, or (with `non_finite="error"`) non-finite numbers.
     """
+    missing_marks = frozenset(na_values)
     header: list[str] | None = None
-    text_columns: set[str] = set()
-    filled_columns: set[str] = set()
+    tallies: dict[str, _ColumnTally] = {}
+    kept: dict[str, list] = {}
     rows = 0
     for path in files:
         try:
             with _open_text(path) as handle:
                 reader = csv.reader(handle, strict=True)
-                try:
-                    file_header = next(reader)
-                except StopIteration:
-                    raise DataProblem(f"{path} is empty. Expected a header line and data rows.") from None
+                file_header = _read_header(path, reader)
                 if header is None:
                     header = file_header
-                    duplicates = sorted({c for c in header if header.count(c) > 1})
-                    if duplicates:
-                        raise DataProblem(f"{path}: the header repeats column(s) {duplicates}. Rename them.")
+                    tallies = {column: _ColumnTally() for column in header}
+                    kept = {column: [] for column in keep_columns if column in tallies}
                 elif file_header != header:
                     raise DataProblem(
                         f"{path}: header differs from {files[0]}'s. Expected: {header}. Received: {file_header}."
@@ -117,10 +182,26 @@ def profile_csv(files: list[str]) -> DataProfile:
                         bad_rows.append((reader.line_num, len(row)))
                         continue
                     for column, value in zip(header, row):
-                        if value:
-                            filled_columns.add(column)
-                            if column not in text_columns and not _is_number(value):
-                                text_columns.add(column)
+                        tally = tallies[column]
+                        number = None
+                        if value in missing_marks:
+                            tally.missing = True
+                        else:
+                            number = _parse_number(value)
+                            if number is None:
+                                if tally.text_at is None:
+                                    tally.text_at = (path, reader.line_num, value)
+                            elif not math.isfinite(number):
+                                tally.non_finite.append((path, reader.line_num, value))
+                                tally.missing = True
+                                number = None
+                                value = None
+                            if value is not None:
+                                tally.filled = True
+                                if len(tally.distinct) < 2:
+                                    tally.distinct.add(value if number is None else number)
+                        if column in kept:
+                            kept[column].append(number)
                 if bad_rows:
                     shown = ", ".join(f"line {line} has {count}" for line, count in bad_rows[:_MAX_REPORTED_ROWS])
                     more = (
@@ -140,13 +221,22 @@ def profile_csv(files: list[str]) -> DataProfile:
         except csv.Error as err:
             raise DataProblem(f"{path}: CSV error ({err}). Fix the quoting in the file.") from None
     assert header is not None
+    numeric = frozenset(c for c in header if tallies[c].text_at is None)
+    if non_finite == "error":
+        for column in header:
+            if column in numeric and tallies[column].non_finite:
+                raise DataProblem(_non_finite_problem(column, tallies[column].non_finite))
     return DataProfile(
         tuple(files),
         "csv",
         tuple(header),
-        frozenset(set(header) - text_columns),
+        numeric,
         rows,
-        frozenset(set(header) - filled_columns),
+        frozenset(c for c in header if not tallies[c].filled),
+        missing=frozenset(c for c in header if tallies[c].missing),
+        constant=frozenset(c for c in header if len(tallies[c].distinct) == 1),
+        first_text={c: tallies[c].text_at for c in header if tallies[c].text_at is not None},
+        values={c: tuple(v) for c, v in kept.items()},
     )
 
 

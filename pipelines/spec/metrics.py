@@ -1,26 +1,32 @@
-"""The metric names a spec may use, and how each maps to TFMA and Keras."""
+"""The metric names a spec may use, and how each maps to TFMA and Keras.
+
+Classification metrics come in three kinds: `binary` ones need two classes
+(`auc` scores the positive class), `multiclass` ones need three or more
+(`macro_auc`, `top_k_accuracy`, ...), and `any` ones work on both (`accuracy`;
+`precision` and `recall` score the positive class of a binary label and every
+class of a multi-class label, reported as `precision@<class>`).
+"""
 
 from __future__ import annotations
 
-__all__ = ["METRICS", "metrics_for_task", "higher_is_better"]
+from components.evaluator.metrics import METRICS, PER_CLASS, Metric, class_count_problem
 
-# name -> (TFMA/Keras class name, tasks it applies to, higher is better)
-METRICS: dict[str, tuple[str, frozenset[str], bool]] = {
-    "binary_accuracy": ("BinaryAccuracy", frozenset({"classification"}), True),
-    "auc": ("AUC", frozenset({"classification"}), True),
-    "precision": ("Precision", frozenset({"classification"}), True),
-    "recall": ("Recall", frozenset({"classification"}), True),
-    "binary_crossentropy": ("BinaryCrossentropy", frozenset({"classification"}), False),
-    "mean_squared_error": ("MeanSquaredError", frozenset({"regression"}), False),
-    "mean_absolute_error": ("MeanAbsoluteError", frozenset({"regression"}), False),
-    "root_mean_squared_error": ("RootMeanSquaredError", frozenset({"regression"}), False),
-    "example_count": ("ExampleCount", frozenset({"classification", "regression"}), True),
-}
+__all__ = [
+    "METRICS",
+    "Metric",
+    "metrics_for_task",
+    "higher_is_better",
+    "class_count_problem",
+    "PER_CLASS",
+]
 
 
 def metrics_for_task(task: str) -> list[str]:
-    return [name for name, (_, tasks, _) in METRICS.items() if task in tasks]
+    """The metric names a `classification` or `regression` label may declare."""
+    if task == "regression":
+        return [name for name, m in METRICS.items() if m.kind == "regression" or name == "example_count"]
+    return [name for name, m in METRICS.items() if m.kind != "regression"]
 
 
 def higher_is_better(name: str) -> bool:
-    return METRICS[name][2]
+    return METRICS[name].higher_is_better

@@ -8,13 +8,16 @@ lists them. Paths in a spec are relative to the spec file's folder;
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
+from pipelines.spec.limits import check_finite, check_upper_bounds
 from pipelines.spec.orchestrator import OrchestratorSpec
 
 __all__ = [
     "PipelineSection",
     "DataSpec",
+    "DataChecksSpec",
+    "DEFAULT_NA_VALUES",
     "FeatureSpec",
     "LabelSpec",
     "TransformSpec",
@@ -30,12 +33,15 @@ __all__ = [
     "PipelineSpec",
     "TRANSFORMS",
     "CATEGORICAL_TRANSFORMS",
+    "NUMERIC_TRANSFORMS",
 ]
 
 Transform = Literal["zscore", "minmax", "log", "identity", "vocabulary", "bucketize", "hash", "categorical"]
 TRANSFORMS: tuple[str, ...] = Transform.__args__  # type: ignore[attr-defined]
 # Transforms whose output is an integer id (wide part of wide-and-deep models).
 CATEGORICAL_TRANSFORMS = frozenset({"vocabulary", "bucketize", "hash", "categorical"})
+# Transforms that read the column as a number.
+NUMERIC_TRANSFORMS = frozenset({"zscore", "minmax", "log", "identity", "bucketize", "categorical"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,18 +57,66 @@ class PipelineSection:
     caching: bool = True
 
 
+DEFAULT_NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null")
+
+
+@dataclasses.dataclass(frozen=True)
+class DataChecksSpec:
+    """Limits on data defects, checked before training.
+
+    `non_finite`: what an `inf`/`-inf` cell (or `NaN`, when `na_values` does not
+    list it) in a numeric column does: `error` stops `validate` naming the file,
+    column and row; `impute` treats it as a missing cell. `skew` and `drift`
+    are TFDV comparator thresholds between the eval and train statistics
+    (L-infinity distance for categorical features, Jensen-Shannon divergence
+    for numeric ones, each in [0, 1]); null: not checked. Both compare eval
+    with train: `skew` reports it as training/serving skew, `drift` as drift.
+
+    The schema is inferred from the train split only, so a category that only
+    eval has is an anomaly; `unseen_categories` is the largest fraction of a
+    split's values of one categorical feature that may be such categories
+    (default 0.05: rare values go to the vocabulary's OOV bucket, and on small
+    data a handful of rows is already 1%; 0: none).
+    """
+
+    non_finite: Literal["error", "impute"] = "error"
+    skew: Optional[float] = None
+    drift: Optional[float] = None
+    unseen_categories: float = 0.05
+
+    def __post_init__(self):
+        if not 0.0 <= self.unseen_categories < 1.0:
+            raise ValueError(
+                f"`unseen_categories` must be a fraction, 0 or more and below 1. Received: "
+                f"unseen_categories={self.unseen_categories}. Example: `unseen_categories: 0.01` (1%)."
+            )
+        for name in ("skew", "drift"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 < value <= 1.0:
+                raise ValueError(
+                    f"`{name}` must be a threshold above 0 and at most 1. Received: {name}={value}. "
+                    f"Example: `{name}: 0.1`, or null to skip the check."
+                )
+
+
 @dataclasses.dataclass(frozen=True)
 class DataSpec:
     """Where the examples come from and how they are split.
 
     `path` is a CSV or TFRecord (tf.Example, optionally GZIP) file, or a folder
     of them. `splits` maps split names to hash-bucket weights; it must have
-    `train` and `eval`.
+    `train` and `eval`. `na_values` lists the CSV cell texts that mean
+    "missing" (default: empty, `NA`, `N/A`, `NaN`, `nan`, `null`); a numeric
+    column with such cells stays numeric and its gaps are imputed (see
+    `FeatureSpec.impute`). A UTF-8 byte-order mark before the header is
+    ignored. `checks` sets limits on data defects (`DataChecksSpec`).
     """
 
     path: str
     format: Optional[Literal["csv", "tfrecord"]] = None
     splits: dict[str, int] = dataclasses.field(default_factory=lambda: {"train": 2, "eval": 1})
+    na_values: list[str] = dataclasses.field(default_factory=lambda: list(DEFAULT_NA_VALUES))
+    checks: DataChecksSpec = dataclasses.field(default_factory=DataChecksSpec)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,12 +126,22 @@ class FeatureSpec:
     Transforms: `zscore`, `minmax`, `log` (log1p, then z-score), `identity`
     (numeric as is), `vocabulary` (`top_k`, `oov_buckets`), `bucketize`
     (`buckets` quantiles), `hash` (`hash_buckets`), `categorical` (integer ids
-    below `num_buckets`). `fill` replaces missing values before the transform
-    (default 0 or the empty string).
+    below `num_buckets`). Any header text is a valid column name (spaces,
+    dots, unicode): tensor names are derived from it (see
+    `components.common.names`), and JSON clients send the original name.
+
+    Missing cells (see `DataSpec.na_values`): `impute` says what replaces them
+    before the transform: `fill` (the `fill` value), `mean` or `median` (of the
+    train split, computed by Transform), `none` (0 or the empty string, as a
+    value of its own). Default: `fill` when `fill` is set, else `mean` for
+    numeric transforms and `none` for text. `missing_indicator: true` adds a
+    0/1 model input `<name>_missing_xf` that says the cell was missing.
     """
 
     transform: Transform = "identity"
     fill: Optional[float | str] = None
+    impute: Optional[Literal["mean", "median", "fill", "none"]] = None
+    missing_indicator: bool = False
     top_k: Optional[int] = None
     oov_buckets: int = 1
     buckets: Optional[int] = None
@@ -95,6 +159,13 @@ class FeatureSpec:
                 raise ValueError(f"`{name}` must be at least 1. Received: {name}={value}.")
         if self.oov_buckets < 0:
             raise ValueError(f"`oov_buckets` must be 0 or more. Received: oov_buckets={self.oov_buckets}.")
+        if self.impute == "fill" and self.fill is None:
+            raise ValueError("`impute: fill` needs `fill`. Add `fill: <value>`, or use `impute: mean`.")
+        if self.impute in ("mean", "median") and self.transform not in NUMERIC_TRANSFORMS:
+            raise ValueError(
+                f"`impute: {self.impute}` needs a numeric transform ({', '.join(sorted(NUMERIC_TRANSFORMS))}). "
+                f"Received: transform={self.transform}. Use `impute: fill` with `fill: <value>`."
+            )
 
     @property
     def categorical(self) -> bool:
@@ -107,17 +178,45 @@ class LabelSpec:
 
     An expression uses column names, numbers, `+ - * /`, comparisons and
     `and`/`or`/`not`, for example `tips > 0.2 * fare`; a comparison gives 1/0.
-    Rows where a column in it is missing get label 0.
+    Rows where a column in it is missing get label 0. Quoted text can be
+    compared with a column: `species == 'Adelie'`.
+
+    Classification labels may be text or integers, two classes or more.
+    `classes` declares them in order, as they appear in the data (default: the
+    classes found in the data, sorted); `positive_class` names a binary
+    label's positive class (default: the declared list's second entry, else
+    `1`/`true`/`yes` when present, else the second class in sorted order).
+    A label cell that is empty, or holds no declared class, stops Transform
+    with an error naming the values: a label is never guessed.
     """
 
     name: str
     column: Optional[str] = None
     expression: Optional[str] = None
     task: Literal["classification", "regression"] = "classification"
+    classes: Optional[list[Union[str, int]]] = None
+    positive_class: Optional[Union[str, int]] = None
 
     def __post_init__(self):
         if (self.column is None) == (self.expression is None):
             raise ValueError("give exactly one of `column` or `expression`.")
+        if self.task == "regression" and (self.classes is not None or self.positive_class is not None):
+            raise ValueError(
+                "`classes` and `positive_class` are for classification. Expected them only with "
+                "`task: classification`. Received: `task: regression`. Remove them, or set `task: classification`."
+            )
+        if self.expression is not None and (self.classes is not None or self.positive_class is not None):
+            raise ValueError(
+                "an `expression` label has the classes 0 and 1 (1 where it holds, the positive class). Expected "
+                "no `classes` or `positive_class` with `expression`. Remove them, or negate the expression."
+            )
+        if None in (self.classes or ()):
+            return  # an entry of the wrong type is reported on its own line
+        if self.classes is not None or self.positive_class is not None:
+            from components.transform.label_classes import order_classes
+
+            declared = None if self.classes is None else list(self.classes)
+            order_classes(declared=declared, positive_class=self.positive_class if declared else None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,8 +303,15 @@ class TrainingSpec:
         for name in ("train_steps", "eval_steps", "batch_size", "steps_per_execution", "gradient_accumulation_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"`{name}` must be at least 1. Received: {name}={getattr(self, name)}.")
+        check_upper_bounds(self, "training")
+        check_finite({"learning_rate": self.learning_rate})
         if self.learning_rate <= 0:
             raise ValueError(f"`learning_rate` must be above 0. Received: learning_rate={self.learning_rate}.")
+        if self.learning_rate > 10:
+            raise ValueError(
+                f"`learning_rate` must be at most 10. Received: learning_rate={self.learning_rate}. "
+                "Typical values are 0.0001 to 0.1."
+            )
         if not isinstance(self.mixed_precision, str):
             object.__setattr__(self, "mixed_precision", "off")
         if self.gpus is not None and (any(i < 0 for i in self.gpus) or len(set(self.gpus)) != len(self.gpus)):
@@ -245,26 +351,47 @@ class TrainingSpec:
 class ThresholdSpec:
     """A gate on one metric: absolute bounds and/or the allowed regression
     against the last blessed model (`max_regression`, in the metric's units).
-    `higher_is_better` defaults from the metric (losses and errors: false)."""
+    `higher_is_better` defaults from the metric (losses and errors: false).
+    `classes` (per-class `precision`/`recall` of a multi-class label): the
+    classes the gate applies to, each scored as `precision@<class>`; default:
+    every class."""
 
     min: Optional[float] = None
     max: Optional[float] = None
     max_regression: Optional[float] = None
     higher_is_better: Optional[bool] = None
+    classes: Optional[list[str | int]] = None
 
     def __post_init__(self):
         if self.min is None and self.max is None and self.max_regression is None:
             raise ValueError("a threshold needs at least one of `min`, `max` or `max_regression`.")
+        check_finite({"min": self.min, "max": self.max, "max_regression": self.max_regression})
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(
+                f"`min` is above `max`: no value can pass. Expected min <= max. Received: min={self.min}, "
+                f"max={self.max}. Swap them or fix the one that is wrong."
+            )
         if self.max_regression is not None and self.max_regression < 0:
             raise ValueError(f"`max_regression` must be 0 or more. Received: max_regression={self.max_regression}.")
 
 
 @dataclasses.dataclass(frozen=True)
 class EvaluationSpec:
-    """Metrics computed on the eval split, and the blessing gate over them."""
+    """Metrics computed on the eval split, and the blessing gate over them.
+
+    With no `thresholds`, the model must beat a trivial baseline on the eval
+    split: the majority class's share as `accuracy` (binary with `auc`: AUC
+    above 0.5), or for regression the mean squared error of predicting the
+    mean. `top_k` is the k of `top_k_accuracy`.
+    """
 
     metrics: list[str] = dataclasses.field(default_factory=lambda: ["binary_accuracy", "auc"])
     thresholds: dict[str, ThresholdSpec] = dataclasses.field(default_factory=dict)
+    top_k: int = 3
+
+    def __post_init__(self):
+        if self.top_k < 1:
+            raise ValueError(f"`top_k` must be at least 1. Received: top_k={self.top_k}. Example: `top_k: 3`.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,6 +425,7 @@ class DeploySpec:
     def __post_init__(self):
         if self.url and not self.config:
             raise ValueError("`url` needs `config`: the model config file that server was started with.")
+        check_finite({"p99_budget_ms": self.p99_budget_ms})
         if self.p99_budget_ms <= 0:
             raise ValueError(f"`p99_budget_ms` must be above 0. Received: p99_budget_ms={self.p99_budget_ms}.")
         if self.sample_rows < 1:

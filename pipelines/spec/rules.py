@@ -13,12 +13,15 @@ import re
 from collections.abc import Callable, Iterator
 
 from components.transform import label_expression
+from pipelines.spec import data_rules
 from pipelines.spec import metrics as metric_table
 from pipelines.spec.data_checks import DataProblem, DataProfile, list_data_files, profile_csv, profile_tfrecord
 from pipelines.spec.errors import SpecProblem, did_you_mean
+from pipelines.spec.metric_rules import rule_metric_classes
 from pipelines.spec.models import PipelineSpec
 from pipelines.spec.orchestrator import rule_orchestrator
 from pipelines.spec.resolved import ResolvedSpec
+from pipelines.spec.storage_checks import rule_storage
 from pipelines.spec.yaml_source import YamlSource
 from pipelines.steps.checks import rule_hooks, rule_steps
 
@@ -27,6 +30,32 @@ __all__ = ["RULES", "check", "CheckContext"]
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _NUMERIC_TRANSFORMS = {"zscore", "minmax", "log", "identity", "bucketize"}
+MAX_SPLIT_WEIGHT = 1000
+MAX_LAYER_WIDTH = 65_536
+MAX_EMBEDDING_DIM = 4096
+# A label expression is a short formula; longer ones are refused before Python's parser sees them.
+MAX_EXPRESSION_CHARS = 1000
+MAX_EXPRESSION_TERMS = 100
+_TERM = re.compile(r"[A-Za-z_]\w*|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+")
+
+
+def expression_size_problem(expression: str) -> str | None:
+    """Why `expression` is too long to be a label formula, or None.
+
+    Args:
+        expression: the `label.expression` text.
+
+    Returns:
+        A message naming the limit that was passed, or None.
+    """
+    terms = len(_TERM.findall(expression))
+    if len(expression) <= MAX_EXPRESSION_CHARS and terms <= MAX_EXPRESSION_TERMS:
+        return None
+    return (
+        f"the expression is too long: expected at most {MAX_EXPRESSION_CHARS} characters and "
+        f"{MAX_EXPRESSION_TERMS} terms. Received: {len(expression)} characters, {terms} terms. "
+        "Compute the label in a column of the data, or in `transform.module`, and use `label.column`."
+    )
 
 
 class CheckContext:
@@ -61,6 +90,12 @@ def rule_splits(ctx: CheckContext) -> Iterator[SpecProblem]:
     for name, weight in splits.items():
         if weight < 1:
             yield ctx.problem(f"data.splits.{name}", f"split weights must be at least 1. Received: {name}={weight}.")
+        elif weight > MAX_SPLIT_WEIGHT:
+            yield ctx.problem(
+                f"data.splits.{name}",
+                f"split weights are relative shares: expected at most {MAX_SPLIT_WEIGHT}. Received: {name}={weight}. "
+                "Use small numbers, e.g. `{train: 2, eval: 1}`.",
+            )
 
 
 def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
@@ -68,7 +103,10 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
     try:
         files, data_format = list_data_files(ctx.resolved.data_path, ctx.spec.data.format)
         if data_format == "csv":
-            ctx.profile = profile_csv(files)
+            data = ctx.spec.data
+            ctx.profile = profile_csv(
+                files, data.na_values, data.checks.non_finite, keep_columns=data_rules.label_columns(ctx.spec)
+            )
         else:
             ctx.profile = profile_tfrecord(files)
     except DataProblem as err:
@@ -87,9 +125,13 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
                 path, f"column `{name}` has no values in {ctx.profile.files[0]}. Remove the feature or fix the data."
             )
         elif feature.transform in _NUMERIC_TRANSFORMS and name not in ctx.profile.numeric:
+            where = ctx.profile.first_text.get(name)
+            cell = f" Received: `{where[2]}` at {where[0]} line {where[1]}." if where else ""
             yield ctx.problem(
                 f"{path}.transform",
-                f"transform `{feature.transform}` needs a numeric column, but `{name}` holds text. Use `vocabulary` or `hash`.",
+                f"transform `{feature.transform}` needs a numeric column, but `{name}` holds text.{cell} If that "
+                "text marks a missing value, add it to `data.na_values`; if the column is categorical, use "
+                "`vocabulary` or `hash`.",
             )
     label = ctx.spec.label
     if label.column is not None and label.column not in columns:
@@ -103,14 +145,36 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
         except label_expression.ExpressionError as err:
             yield ctx.problem("label.expression", str(err))
             return
+        compared_as_text = set(label_expression.text_columns(label.expression))
         for name in names:
             if name not in columns:
                 yield ctx.problem(
                     "label.expression",
                     f"column `{name}` used in the expression is not in the data ({ctx.profile.files[0]}).{did_you_mean(name, columns)}",
                 )
-            elif name not in ctx.profile.numeric:
-                yield ctx.problem("label.expression", f"column `{name}` holds text; expressions need numeric columns.")
+            elif name not in ctx.profile.numeric and name not in compared_as_text:
+                yield ctx.problem(
+                    "label.expression",
+                    f"column `{name}` holds text; expressions use it as a number. Expected a numeric column, or a "
+                    f"text comparison such as `{name} == 'value'`. Received: text in `{name}`. Compare it with a "
+                    "quoted value, or use another column.",
+                )
+
+
+def rule_label_type(ctx: CheckContext) -> Iterator[SpecProblem]:
+    """A regression label must be a numeric column (classification accepts text classes)."""
+    label = ctx.spec.label
+    profile = ctx.profile
+    if label.task != "regression" or label.column is None or profile is None or label.column not in profile.columns:
+        return
+    if label.column not in profile.numeric and label.column not in profile.empty:
+        where = getattr(profile, "first_text", {}).get(label.column)
+        received = f"`{where[2]}` at {where[0]} line {where[1]}" if where else f"text values in {profile.files[0]}"
+        yield ctx.problem(
+            "label.column",
+            f"column `{label.column}` holds text, but `task: regression` needs a numeric label. Expected numbers. "
+            f"Received: {received}. Use `task: classification` for classes, or a numeric column.",
+        )
 
 
 def rule_label(ctx: CheckContext) -> Iterator[SpecProblem]:
@@ -149,6 +213,18 @@ def rule_model(ctx: CheckContext) -> Iterator[SpecProblem]:
     if ctx.spec.model.build_model is None and (not units or min(units) < 1):
         yield ctx.problem(
             "model.hidden_units", f"expected a list of layer widths, each at least 1. Received: {list(units)}."
+        )
+    elif ctx.spec.model.build_model is None and max(units) > MAX_LAYER_WIDTH:
+        yield ctx.problem(
+            "model.hidden_units",
+            f"a layer of {max(units):,} units is too wide: expected at most {MAX_LAYER_WIDTH:,} per layer. "
+            f"Received: {list(units)}. Use narrower layers.",
+        )
+    if not 1 <= ctx.spec.model.embedding_dim <= MAX_EMBEDDING_DIM:
+        yield ctx.problem(
+            "model.embedding_dim",
+            f"expected an embedding size from 1 to {MAX_EMBEDDING_DIM:,}. "
+            f"Received: {ctx.spec.model.embedding_dim:,}. Typical sizes are 4 to 64.",
         )
     if ctx.spec.model.type == "wide_and_deep" and ctx.spec.model.build_model is None:
         if not any(f.categorical for f in ctx.spec.features.values()):
@@ -192,19 +268,46 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     rule_names,
     rule_splits,
     rule_data,
+    rule_label_type,
+    data_rules.rule_label_values,
+    data_rules.rule_feature_values,
     rule_label,
     rule_metrics,
+    rule_metric_classes,
     rule_model,
     rule_modules,
     rule_schema,
+    rule_storage,
     rule_steps,
     rule_hooks,
     rule_orchestrator,
 ]
 
 
+def rule_expression_size(ctx: CheckContext) -> Iterator[SpecProblem]:
+    """A label expression is short enough to parse (Python's parser recurses once per term)."""
+    if ctx.spec.label.expression is not None:
+        too_long = expression_size_problem(ctx.spec.label.expression)
+        if too_long:
+            yield ctx.problem("label.expression", too_long)
+
+
+# Rules that must pass before the others run: the others parse the label expression.
+GATES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [rule_expression_size]
+
+
 def check(ctx: CheckContext) -> list[SpecProblem]:
-    problems: list[SpecProblem] = []
+    """Runs `GATES`, then (when they pass) every rule in `RULES`.
+
+    Args:
+        ctx: the spec, its source and resolved paths.
+
+    Returns:
+        Every problem found, in rule order.
+    """
+    problems = [problem for gate in GATES for problem in gate(ctx)]
+    if problems:
+        return problems
     for rule in RULES:
         problems.extend(rule(ctx))
     return problems

@@ -39,6 +39,19 @@ def _describe(value: Any) -> str:
     return f"`{value}` ({type(value).__name__})"
 
 
+def _whole_number_hint(value: Any) -> str:
+    """' Write ... as a whole number' for `1e20` (YAML reads it as text) or `1.0e+20`."""
+    try:
+        number = float(value) if isinstance(value, (str, float)) else None
+    except ValueError:
+        return ""
+    if number is None:
+        return ""
+    if not number.is_integer() or abs(number) > 1e18:
+        return " Write a whole number with digits only, e.g. `1000`, no exponent or decimal point."
+    return f" Write it as a whole number: `{int(number)}`."
+
+
 class _Builder:
     def __init__(self, source: YamlSource):
         self.source = source
@@ -85,7 +98,8 @@ class _Builder:
         if tp is Any:
             return value
         if not isinstance(value, tp) or (tp is int and isinstance(value, bool)):
-            self.fail(path, f"expected {_TYPE_WORDS.get(tp, tp.__name__)}. Received: {_describe(value)}.")
+            hint = _whole_number_hint(value) if tp is int else ""
+            self.fail(path, f"expected {_TYPE_WORDS.get(tp, tp.__name__)}. Received: {_describe(value)}.{hint}")
         return value
 
     def collect(self, tp: Any, value: Any, path: str) -> Any:

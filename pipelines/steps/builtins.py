@@ -40,7 +40,15 @@ BUILTIN_STEPS: dict[str, BuiltinStep] = {
     "ExampleValidator": BuiltinStep(
         {"statistics": Port("ExampleStatistics"), "schema": Port("Schema")}, {"anomalies": "ExampleAnomalies"}, "data"
     ),
-    "DataGate": BuiltinStep({"anomalies": Port("ExampleAnomalies")}, {}, "data"),
+    "DataGate": BuiltinStep(
+        {
+            "anomalies": Port("ExampleAnomalies"),
+            "statistics": Port("ExampleStatistics", True),
+            "schema": Port("Schema", True),
+        },
+        {},
+        "data, label",
+    ),
     "Transform": BuiltinStep(
         {"examples": Port("Examples"), "schema": Port("Schema"), "analyzer_cache": Port("TransformCache", True)},
         _TRANSFORM_OUTPUTS,
@@ -96,7 +104,11 @@ def _wiring(spec: PipelineSpec) -> dict[str, dict[str, str]]:
         "StatisticsGen": {"examples": "ExampleGen.examples"},
         "SchemaGen": {} if spec.schema else {"statistics": "StatisticsGen.statistics"},
         "ExampleValidator": {"statistics": "StatisticsGen.statistics", "schema": "SchemaGen.schema"},
-        "DataGate": {"anomalies": "ExampleValidator.anomalies"},
+        "DataGate": {
+            "anomalies": "ExampleValidator.anomalies",
+            "statistics": "StatisticsGen.statistics",
+            "schema": "SchemaGen.schema",
+        },
         "Transform": {"examples": "ExampleGen.examples", "schema": "SchemaGen.schema"},
         "Trainer": {
             "examples": "Transform.transformed_examples" if spec.transform.materialize else "ExampleGen.examples",

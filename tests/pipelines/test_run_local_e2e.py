@@ -120,7 +120,9 @@ def test_pushed_model_predicts_on_raw_rows(first_run, taxi_sample_csv):
     probability = by_example["probability"].numpy()
     assert probability.shape == (8,)
     assert ((probability >= 0) & (probability <= 1)).all()
-    assert set(by_example["label"].numpy().tolist()) <= {0, 1}
+    # The predicted class by name: a label expression's classes are "0" and "1" (positive at index 1).
+    assert by_example["label"].numpy().tolist() == [b"1" if p > 0.5 else b"0" for p in probability]
+    assert by_example["classes"].numpy().tolist() == [[b"0", b"1"]] * 8
 
     # The raw-tensor signature gives the same answers on complete rows.
     raw_signature = model.signatures["serving_raw"]
@@ -143,6 +145,7 @@ def test_pushed_model_predicts_on_raw_rows(first_run, taxi_sample_csv):
     classify = model.signatures["classification"](inputs=tf.constant([example(r) for r in rows]))
     assert classify["scores"].shape == (8, 2)
     assert classify["scores"].numpy()[:, 1] == pytest.approx(probability, abs=1e-5)
+    assert classify["classes"].numpy().tolist() == [[b"0", b"1"]] * 8
 
 
 def test_deployed_model_answers_rest_and_grpc_like_the_saved_model(first_run, taxi_sample_csv):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.trainer.model_builder import build_model
+from components.trainer.model_builder import build_model, check_head
 from components.trainer.run_fn import compile_model
 from components.transform.config import TransformConfig
 
@@ -63,3 +63,74 @@ def test_user_build_model_is_called_with_the_feature_table(tmp_path, monkeypatch
     monkeypatch.syspath_prepend(str(tmp_path))
     model = build_model(CONFIG, {"build_model": "my_models:build"}, {})
     assert model.output_names == ["big_tipper"]
+
+
+MULTI_CLASS = TransformConfig(
+    features={"fare": {"transform": "zscore"}, "hour": {"transform": "categorical", "num_buckets": 24}},
+    label_name="species",
+    task="classification",
+    label_column="species",
+    classes=["Adelie", "Chinstrap", "Gentoo"],
+)
+
+
+@pytest.mark.parametrize(
+    "config, units, activation, loss",
+    [
+        (CONFIG, 1, "sigmoid", "binary_crossentropy"),
+        (
+            TransformConfig(
+                features=CONFIG.features, label_name="y", task="classification", label_column="y", classes=["no", "yes"]
+            ),
+            1,
+            "sigmoid",
+            "binary_crossentropy",
+        ),
+        (MULTI_CLASS, 3, "softmax", "sparse_categorical_crossentropy"),
+        (
+            TransformConfig(features=CONFIG.features, label_name="y", task="regression", label_column="y"),
+            1,
+            "linear",
+            "mean_squared_error",
+        ),
+    ],
+    ids=["binary_expression", "binary_text", "three_classes", "regression"],
+)
+def test_the_head_and_loss_follow_the_label(config, units, activation, loss):
+    model = build_model(config, {"type": "dnn", "hidden_units": [4]}, {"company": 5})
+    compile_model(model, config, {"learning_rate": 0.01}, [])
+
+    head = model.get_layer("prediction")
+    assert head.units == units
+    assert head.activation.__name__ == activation
+    assert model.loss == loss
+
+
+def test_a_multi_class_model_learns_three_classes_and_reports_accuracy():
+    tf.keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(1)
+    fare = rng.normal(size=600).astype("float32")
+    hour = rng.integers(0, 24, size=600)
+    label = np.digitize(fare, [-0.5, 0.5]).astype("float32").reshape(-1, 1)  # class index 0, 1, 2
+    model = build_model(MULTI_CLASS, {"type": "dnn", "hidden_units": [16]}, {})
+    compile_model(model, MULTI_CLASS, {"learning_rate": 0.05}, ["binary_accuracy", "auc"])
+
+    history = model.fit({"fare_xf": fare, "hour_xf": hour}, label, epochs=20, batch_size=64, verbose=0)
+
+    assert model.output_shape == (None, 3)
+    assert sorted(history.history) == ["accuracy", "loss"]  # binary metrics do not apply to three classes
+    assert history.history["accuracy"][-1] > 0.85
+
+
+def test_a_model_whose_output_does_not_fit_the_classes_is_refused_naming_them():
+    inputs = {"fare_xf": tf.keras.Input(shape=(), name="fare_xf")}
+    single = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(tf.keras.layers.Reshape((1,))(inputs["fare_xf"])))
+
+    with pytest.raises(ValueError) as caught:
+        check_head(single, MULTI_CLASS)
+
+    assert str(caught.value) == (
+        "the model outputs 1 value(s) per example. Expected 3 for 3 classes ['Adelie', 'Chinstrap', 'Gentoo'] "
+        "(a softmax layer of 3 unit(s)). Fix the last layer of `model.build_model`."
+    )
+    check_head(single, CONFIG)  # one sigmoid unit fits a binary label

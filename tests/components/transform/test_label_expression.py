@@ -7,7 +7,7 @@ import operator
 
 import pytest
 
-from components.transform.label_expression import ExpressionError, column_names, evaluate, parse
+from components.transform.label_expression import ExpressionError, column_names, evaluate, parse, text_columns
 
 PYTHON_OPS = {
     "add": operator.add,
@@ -63,6 +63,8 @@ SPELLING_OPS = {
         "a > 1 and not b < 2",
         "-fare + 2 * tips / 3 - 1 >= 0",
         "a == 1 or b != 2 or c <= 3",
+        "species == 'Adelie'",
+        "'Adelie' != species and tips > 1",
         "fare",
         "(tips + 1) * (fare - 1)",
     ],
@@ -83,7 +85,17 @@ def test_parse_accepts_the_documented_subset(text):
             "comparisons and and/or/not.",
         ),
         ("tips > fare.real", "`fare.real` is not allowed in `expression`."),
-        ("company == 'Flash Cab'", "`'Flash Cab'` is not allowed in `expression`: only numbers are constants."),
+        (
+            "company > 'Flash Cab'",
+            "`'Flash Cab'` is not allowed here in `expression`: quoted text can only be compared with a column by "
+            "== or !=. Example: `species == 'Adelie'`.",
+        ),
+        ("'a' == 'b'", "`'a'` is not allowed here in `expression`: quoted text can only be compared with a column"),
+        ("species == 'x' + 'y'", "`'x'` is not allowed here in `expression`"),
+        (
+            "species == 'Adelie' or species > 2",
+            "column `species` is compared with text in `expression`, so it cannot also be used as a number.",
+        ),
         ("0 < tips < 10", "`0 < tips < 10` chains comparisons. Split it with `and`."),
         ("fares[0] > 1", "`fares[0]` is not allowed in `expression`."),
         ("(lambda x: x)(tips) > 0", "`(lambda x: x)(tips)` is not allowed in `expression`."),
@@ -92,7 +104,7 @@ def test_parse_accepts_the_documented_subset(text):
         ("tips in fare", "`In` is not allowed in `expression`."),
         ("[tips, fare]", "`[tips, fare]` is not allowed in `expression`."),
         ("(x := 1)", "`(x := 1)` is not allowed in `expression`."),
-        ("tips > None", "`None` is not allowed in `expression`: only numbers are constants."),
+        ("tips > None", "`None` is not allowed in `expression`: constants are numbers or quoted text."),
         ("tips >", "`tips >` is not a valid expression (invalid syntax). Example: `tips > 0.2 * fare`."),
         ("big = tips > 1", "`big = tips > 1` is not a valid expression (invalid syntax)."),
         ("import os", "`import os` is not a valid expression (invalid syntax)."),
@@ -100,7 +112,10 @@ def test_parse_accepts_the_documented_subset(text):
     ids=[
         "call",
         "attribute",
-        "string",
+        "text_ordered",
+        "text_vs_text",
+        "text_in_arithmetic",
+        "text_column_as_number",
         "chained",
         "subscript",
         "lambda-call",
@@ -205,3 +220,29 @@ def test_comparisons_used_as_numbers_go_through_cast():
     assert evaluate("-(a > b and c)", {n: n for n in "abc"}, SPELLING_OPS) == "(-float(((a > b) and c)))"
     assert evaluate("2 * (not a)", {"a": "a"}, SPELLING_OPS) == "(2.0 * float((not a)))"
     assert evaluate("a > 1 and b", {"a": "a", "b": "b"}, SPELLING_OPS) == "((a > 1.0) and b)"
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("species == 'Adelie'", ["species"]),
+        ("'yes' != answer and tips > 1", ["answer"]),
+        ("tips > 0.2 * fare", []),
+        ("a == 'x' or b == 'y' or a != 'z'", ["a", "b"]),
+    ],
+)
+def test_text_columns_lists_the_columns_compared_with_text(text, names):
+    assert text_columns(text) == names
+
+
+@pytest.mark.parametrize(
+    "text, columns, expected",
+    [
+        ("species == 'Adelie'", {"species": "Adelie"}, True),
+        ("species == 'Adelie'", {"species": "Gentoo"}, False),
+        ("'Adelie' != species", {"species": "Gentoo"}, True),
+        ("species == 'Adelie' and mass > 3000", {"species": "Adelie", "mass": 3500.0}, True),
+    ],
+)
+def test_evaluate_compares_text_as_text(text, columns, expected):
+    assert evaluate(text, columns, PYTHON_OPS) is expected

@@ -82,7 +82,8 @@ def test_invalid_spec_exits_2_with_one_error_line_per_problem(validate, make_spe
         f"({tmp_path / 'taxi.csv'}). Did you mean `fare`? Columns: fare, tips, trip_miles, company.",
         f"error: {spec_file}:{line_with(spec_file, 'metrics: [')}: evaluation.metrics[1]: unknown metric `acu` for a "
         "classification label. Did you mean `auc`? Expected one of: binary_accuracy, auc, precision, recall, "
-        "binary_crossentropy, example_count.",
+        "binary_crossentropy, example_count, accuracy, macro_auc, weighted_auc, top_k_accuracy, "
+        "sparse_categorical_crossentropy, confusion_matrix.",
     ]
     assert result.stderr.splitlines()[-1] == "3 problem(s) in the spec; nothing was run or written."
     assert _tree(tmp_path) == before

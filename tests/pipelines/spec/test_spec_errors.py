@@ -36,7 +36,8 @@ BAD_RULES = {
         "metrics: [",
         [
             "unknown metric `acu` for a classification label. Did you mean `auc`?",
-            "Expected one of: binary_accuracy, auc, precision, recall, binary_crossentropy, example_count.",
+            "Expected one of: binary_accuracy, auc, precision, recall, binary_crossentropy, example_count, accuracy, "
+            "macro_auc, weighted_auc, top_k_accuracy, sparse_categorical_crossentropy, confusion_matrix.",
         ],
     ),
     "regression-metric-on-classification": (
@@ -65,7 +66,10 @@ BAD_RULES = {
         {"label.expression": "company > 1"},
         "label.expression",
         "label:",
-        ["column `company` holds text; expressions need numeric columns."],
+        [
+            "column `company` holds text; expressions use it as a number.",
+            "text comparison such as `company == 'value'`",
+        ],
     ),
     "label-expression-with-a-call": (
         {"label.expression": "tips > max(fare, 1)"},
@@ -101,7 +105,11 @@ BAD_RULES = {
         {"features.company": {"transform": "zscore"}, "model.type": "dnn"},
         "features.company.transform",
         "  company:",
-        ["transform `zscore` needs a numeric column, but `company` holds text. Use `vocabulary` or `hash`."],
+        [
+            "transform `zscore` needs a numeric column, but `company` holds text. Received: `Flash Cab` at ",
+            "If that text marks a missing value, add it to `data.na_values`; if the column is categorical, "
+            "use `vocabulary` or `hash`.",
+        ],
     ),
     "data-path-missing": (
         {"data.path": "no_such.csv"},
@@ -213,7 +221,7 @@ BAD_CSVS = {
         [": the header repeats column(s) ['fare']. Rename them."],
     ),
     "column-without-values": (
-        HEADER + "7.25,1.5,2.1,\n" * 3,
+        HEADER + "7.25,1.5,2.1,\n" * 2 + "7.25,0.5,2.1,\n",  # two label classes: only `company` is wrong
         None,
     ),
 }

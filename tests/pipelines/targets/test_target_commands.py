@@ -19,13 +19,13 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_run_refuses_a_kubeflow_spec_and_says_how_to_compile_it(taxi_sample_csv, tmp_path):
     spec_file = write_spec(
-        tmp_path / "spec.yaml", taxi_spec(taxi_sample_csv, str(tmp_path / "run"), orchestrator={"target": "kubeflow"})
+        tmp_path / "spec.yaml", taxi_spec(taxi_sample_csv, "gs://bucket/taxi", orchestrator={"target": "kubeflow"})
     )
     completed = cli("run", spec_file)
     assert completed.returncode == 2
     assert "error: the kubeflow target is not run from here. Expected one of: local, beam." in completed.stderr
     assert f"python -m pipelines compile {spec_file} --target kubeflow" in completed.stderr
-    assert not (tmp_path / "run").exists()
+    assert os.listdir(tmp_path) == ["spec.yaml"]
 
 
 def test_run_rejects_an_unknown_target_option():
@@ -34,11 +34,13 @@ def test_run_rejects_an_unknown_target_option():
     assert "invalid choice: 'kubeflow' (choose from 'local', 'beam')" in completed.stderr
 
 
-def test_compile_for_beam_writes_the_ir_with_the_multi_processing_args(taxi_sample_csv, tmp_path):
+def test_compile_for_beam_writes_the_ir_with_the_declared_args(taxi_sample_csv, tmp_path):
     from pipelines.spec import load_spec
     from pipelines.targets import compile_target
 
-    spec_file = write_spec(tmp_path / "spec.yaml", taxi_spec(taxi_sample_csv, str(tmp_path / "run")))
+    beam_args = ["--runner=DirectRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+    spec = taxi_spec(taxi_sample_csv, str(tmp_path / "run"), orchestrator={"beam_args": beam_args})
+    spec_file = write_spec(tmp_path / "spec.yaml", spec)
     compiled = compile_target(load_spec(spec_file), "beam", str(tmp_path / "out"))
 
     assert compiled.files == [str(tmp_path / "out" / "pipeline_ir.json")]
@@ -47,3 +49,22 @@ def test_compile_for_beam_writes_the_ir_with_the_multi_processing_args(taxi_samp
     assert nodes[:2] == ["ExampleGen", "StatisticsGen"] and "Pusher" in nodes
     args = json.dumps(ir["deploymentConfig"])
     assert "--direct_running_mode=multi_processing" in args
+    assert "apache_beam.runners.portability.fn_api_runner.FnApiRunner" in args  # not the DirectRunner's Prism detour
+
+
+def test_a_local_run_of_an_object_store_root_is_refused_and_writes_nothing(taxi_sample_csv, tmp_path):
+    spec = taxi_spec(taxi_sample_csv, "gs://bucket/taxi", orchestrator={"target": "kubeflow"})
+    spec_file = write_spec(tmp_path / "spec.yaml", spec)
+
+    completed = subprocess.run(
+        [sys.executable, "-m", "pipelines", "run", spec_file, "--target", "local"],
+        cwd=tmp_path,
+        env=dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert completed.returncode == 2
+    assert "pipeline.root: a local run keeps ML Metadata (a SQLite file) and logs under the root." in completed.stderr
+    assert os.listdir(tmp_path) == ["spec.yaml"]

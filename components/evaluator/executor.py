@@ -1,0 +1,96 @@
+"""Evaluator executor: an EvalConfig fitted to the label's classes, and a verdict that always has a reason.
+
+Before TFMA runs, it builds the EvalConfig from the spec's `EvaluationRequest`
+(an executor flag) and the label's classes, read from the candidate model's
+`label_classes` asset: binary models are scored on `probability`, multi-class
+ones on `scores` with per-class and aggregated metrics. A spec without
+thresholds gets the trivial baseline (`trivial_baseline.py`) as its threshold.
+After TFMA, a gated metric that is NaN or inf voids the blessing, and
+`verdict.json` records the verdict with its reasons.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from absl import logging
+from tfx import types
+from tfx.components.evaluator import constants
+from tfx.components.evaluator import executor as tfx_evaluator_executor
+from tfx.types import artifact_utils, standard_component_specs
+
+from components.evaluator import trivial_baseline
+from components.evaluator.eval_config import EvaluationRequest, build_eval_config
+from components.evaluator.verdict import candidate_metrics, explain, write_verdict
+
+__all__ = ["Executor", "gated_metric_names"]
+
+
+def gated_metric_names(eval_config) -> frozenset[str]:
+    """Names of the metrics that carry a threshold in `eval_config`."""
+    names = set()
+    for spec in eval_config.metrics_specs:
+        for metric in spec.metrics:
+            if metric.HasField("threshold") and metric.config:
+                names.add(json.loads(metric.config).get("name", metric.class_name))
+    return frozenset(names)
+
+
+class Executor(tfx_evaluator_executor.Executor):
+    """TFX's Evaluator with the EvalConfig built at run time (see the module docstring)."""
+
+    def Do(
+        self,
+        input_dict: dict[str, list[types.Artifact]],
+        output_dict: dict[str, list[types.Artifact]],
+        exec_properties: dict[str, Any],
+    ) -> None:
+        import tensorflow_model_analysis as tfma
+        from google.protobuf import json_format
+
+        request = EvaluationRequest.from_flags(self._extra_flags)
+        if request is None:
+            super().Do(input_dict, output_dict, exec_properties)
+            return
+        model_uri = artifact_utils.get_single_uri(input_dict[standard_component_specs.MODEL_KEY])
+        classes = trivial_baseline.read_label_classes(model_uri) or request.classes
+        baseline = None
+        if not request.thresholds:
+            examples = input_dict[standard_component_specs.EXAMPLES_KEY]
+            split_uri = artifact_utils.get_split_uri(examples, "eval")
+            baseline = trivial_baseline.choose_baseline(
+                request,
+                classes,
+                lambda: trivial_baseline.read_eval_labels(model_uri, split_uri, request.label_key),
+            )
+            logging.info("No thresholds declared: the candidate must beat %s", baseline)
+        eval_config = build_eval_config(request, classes, baseline)
+        properties = dict(exec_properties)
+        properties[standard_component_specs.EVAL_CONFIG_KEY] = json_format.MessageToJson(eval_config)
+        super().Do(input_dict, output_dict, properties)
+
+        evaluation_uri = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
+        blessing = artifact_utils.get_single_instance(output_dict[standard_component_specs.BLESSING_KEY])
+        try:
+            validation = tfma.load_validation_result(evaluation_uri)
+        except (OSError, IndexError):
+            validation = None
+        blessed, reasons = explain(
+            validation, candidate_metrics(evaluation_uri), baseline, gated_metric_names(eval_config)
+        )
+        if not blessed:
+            _mark_not_blessed(blessing)
+        write_verdict(blessing.uri, blessed, reasons, {"classes": list(classes) if classes else None})
+        logging.info("Verdict: %s (%s)", "BLESSED" if blessed else "NOT BLESSED", "; ".join(reasons))
+
+
+def _mark_not_blessed(blessing: types.Artifact) -> None:
+    """Overrides a blessing TFMA gave (a NaN metric passes every threshold)."""
+    blessed_file = os.path.join(blessing.uri, constants.BLESSED_FILE_NAME)
+    if os.path.exists(blessed_file):
+        os.remove(blessed_file)
+    with open(os.path.join(blessing.uri, constants.NOT_BLESSED_FILE_NAME), "w", encoding="utf-8"):
+        pass
+    blessing.set_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY, constants.NOT_BLESSED_VALUE)

@@ -1,0 +1,146 @@
+"""CsvExampleGen executor that reads messy CSVs the way `validate` does.
+
+TFX's CsvExampleGen (`tfx/components/example_gen/csv_example_gen/executor.py`)
+reads the header with `line.strip().split(',')`: a UTF-8 byte-order mark
+stays glued to the first column name (`\\ufeffid`, then Transform fails with a
+bare key error) and a quoted name keeps its quotes. tfx_bsl's type inference
+reads `NA` as text, so one `NA` cell makes a numeric column a text column.
+
+This executor reuses TFX's row reader, type inference and tf.Example writer,
+and changes three things: the header is parsed with Python's `csv` module
+after dropping a BOM; cells whose text is in `na_values` become missing before
+type inference; with `impute_non_finite`, `inf`/`nan` cells become missing too.
+Its settings travel in ExampleGen's `custom_config` (a `CustomConfig` whose
+`Any` holds a `google.protobuf.Struct`), so they take part in the cache key.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from typing import Any
+
+import apache_beam as beam
+from google.protobuf import json_format, struct_pb2
+from tfx.components.example_gen.csv_example_gen import executor as tfx_csv
+from tfx.dsl.io import fileio
+from tfx.proto import example_gen_pb2
+from tfx.types import standard_component_specs
+from tfx_bsl.coders import csv_decoder
+
+__all__ = ["Executor", "make_custom_config", "read_settings", "read_header"]
+
+
+def make_custom_config(na_values: list[str], impute_non_finite: bool) -> example_gen_pb2.CustomConfig:
+    """ExampleGen's `custom_config` carrying this executor's settings.
+
+    Args:
+        na_values: cell texts that mean "missing".
+        impute_non_finite: whether `inf`/`nan` cells become missing.
+
+    Returns:
+        A CustomConfig proto for `CsvExampleGen(custom_config=...)`.
+    """
+    settings = struct_pb2.Struct()
+    settings.update({"na_values": list(na_values), "impute_non_finite": bool(impute_non_finite)})
+    config = example_gen_pb2.CustomConfig()
+    config.custom_config.Pack(settings)
+    return config
+
+
+def read_settings(exec_properties: dict[str, Any]) -> tuple[frozenset[bytes], bool]:
+    """(na_values as bytes, impute_non_finite) from the executor's exec_properties.
+
+    Returns:
+        The defaults of TFX's own executor (only the empty cell is missing; no
+        imputation) when the component was given no custom_config.
+    """
+    raw = exec_properties.get(standard_component_specs.CUSTOM_CONFIG_KEY)
+    if not raw:
+        return frozenset({b""}), False
+    config = example_gen_pb2.CustomConfig()
+    if isinstance(raw, str):
+        json_format.Parse(raw, config)
+    else:
+        config.CopyFrom(raw)
+    settings = struct_pb2.Struct()
+    config.custom_config.Unpack(settings)
+    values = dict(settings.items())
+    na_values = frozenset(str(v).encode("utf-8") for v in values.get("na_values", [""])) | {b""}
+    return na_values, bool(values.get("impute_non_finite", False))
+
+
+def read_header(path: str) -> list[str]:
+    """The column names of a CSV file: BOM dropped, quotes handled.
+
+    Raises:
+        ValueError: the file has no header line.
+    """
+    with fileio.open(path, "rb") as handle:
+        first = handle.readline().decode("utf-8-sig")
+    try:
+        return next(csv.reader(io.StringIO(first)))
+    except StopIteration:
+        raise ValueError(f"{path} is empty. Expected a header line and data rows.") from None
+
+
+def _is_non_finite(cell: bytes) -> bool:
+    try:
+        return not math.isfinite(float(cell))
+    except ValueError:
+        return False
+
+
+class _BlankMissingCells(beam.DoFn):
+    """Replaces missing-value markers (and optionally non-finite numbers) by empty cells."""
+
+    def __init__(self, na_values: frozenset[bytes], impute_non_finite: bool):
+        self._na_values = na_values
+        self._impute_non_finite = impute_non_finite
+
+    def process(self, cells: list[bytes]):
+        yield [
+            b"" if cell in self._na_values or (self._impute_non_finite and _is_non_finite(cell)) else cell
+            for cell in cells
+        ]
+
+
+class _CsvToExample(beam.PTransform):
+    """CSV files of one split pattern -> tf.Example, as TFX's `_CsvToExample` with the changes above."""
+
+    def __init__(self, exec_properties: dict[str, Any], split_pattern: str):
+        input_base = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+        self._pattern = os.path.join(input_base, split_pattern)
+        self._na_values, self._impute_non_finite = read_settings(exec_properties)
+
+    def expand(self, pipeline: beam.Pipeline):
+        files = fileio.glob(self._pattern)
+        if not files:
+            raise RuntimeError(f"Split pattern {self._pattern} does not match any files.")
+        column_names = read_header(files[0])
+        for path in files[1:]:
+            if read_header(path) != column_names:
+                raise RuntimeError(f"Files in same split {self._pattern} have different headers: {files[0]}, {path}.")
+        cells = (
+            pipeline
+            | "CreateFilenames" >> beam.Create(files)
+            | "ReadFromText" >> beam.ParDo(tfx_csv._ReadCsvRecordsFromTextFile())  # noqa: SLF001 - TFX's reader
+            | "ParseCSVLine" >> beam.ParDo(csv_decoder.ParseCSVLine(delimiter=","))
+            | "ExtractParsedCSVLines" >> beam.Keys()
+            | "BlankMissingCells" >> beam.ParDo(_BlankMissingCells(self._na_values, self._impute_non_finite))
+        )
+        column_infos = beam.pvalue.AsSingleton(
+            cells
+            | "InferColumnTypes"
+            >> beam.CombineGlobally(csv_decoder.ColumnTypeInferrer(column_names, skip_blank_lines=True))
+        )
+        return cells | "ToTFExample" >> beam.ParDo(tfx_csv._ParsedCsvToTfExample(), column_infos)  # noqa: SLF001
+
+
+class Executor(tfx_csv.Executor):
+    """CsvExampleGen executor: BOM-safe header, `na_values`, optional non-finite imputation."""
+
+    def GetInputSourceToExamplePTransform(self) -> beam.PTransform:  # noqa: N802 - TFX's name
+        return _CsvToExample

@@ -1,0 +1,73 @@
+"""Spec rule: each evaluation metric and per-class threshold fits the label's number of classes.
+
+`auc` and `binary_accuracy` need two classes; `macro_auc`, `top_k_accuracy`
+and the other multi-class metrics need three or more; a threshold's
+`classes` must name classes of the label. The classes are the declared
+`label.classes`, an expression's `0`/`1`, or those found in the data (the
+same list the compiler builds the pipeline with).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pipelines.spec import metrics as metric_table
+from pipelines.spec.errors import SpecProblem, did_you_mean
+
+__all__ = ["rule_metric_classes"]
+
+
+def _classes(ctx) -> list[str] | None:
+    from components.transform.label_classes import LabelClassError
+    from pipelines.spec.label_values import label_classes
+
+    try:
+        return label_classes(ctx.resolved)
+    except (LabelClassError, OSError, ValueError):
+        return None  # the label rules report why the classes cannot be read
+
+
+def rule_metric_classes(ctx) -> Iterator[SpecProblem]:
+    """Metrics and per-class thresholds that do not fit the label's classes.
+
+    Args:
+      ctx: the `CheckContext` (spec, source, resolved paths).
+
+    Yields:
+      A problem per misfit, at its YAML path, with the fix.
+    """
+    spec = ctx.spec
+    if spec.label.task != "classification":
+        return
+    classes = _classes(ctx)
+    if classes is None:
+        return
+    for i, name in enumerate(spec.evaluation.metrics):
+        if name in metric_table.METRICS:
+            problem = metric_table.class_count_problem(name, len(classes))
+            if problem:
+                yield ctx.problem(f"evaluation.metrics[{i}]", problem)
+    for name, gate in spec.evaluation.thresholds.items():
+        if name == "confusion_matrix":
+            yield ctx.problem(
+                f"evaluation.thresholds.{name}",
+                "a confusion matrix is a table, not a number, so it cannot gate the blessing. Remove this "
+                "threshold and gate `accuracy`, `precision` or `recall` instead.",
+            )
+        if not getattr(gate, "classes", None):
+            continue
+        path = f"evaluation.thresholds.{name}.classes"
+        if name not in metric_table.PER_CLASS or len(classes) <= 2:
+            yield ctx.problem(
+                path,
+                f"only `precision` and `recall` of a label with 3 or more classes are per class. Received: `{name}` "
+                f"on a label of {len(classes)} classes. Remove `classes`.",
+            )
+            continue
+        for wanted in gate.classes:
+            if str(wanted) not in classes:
+                yield ctx.problem(
+                    path,
+                    f"`{wanted}` is not a class of the label.{did_you_mean(str(wanted), classes)} Expected one of: "
+                    f"{', '.join(classes)}. Fix the class name.",
+                )

@@ -37,9 +37,15 @@ def test_an_input_bound_run_logs_the_warning_with_its_measured_wait(trainer_data
     )
     with caplog.at_level(logging.WARNING, logger="absl"):
         run_fn(fn_args)
-    fraction = read_summary(fn_args)["input_wait_fraction"]
+    report = read_summary(fn_args)
+    fraction = report["input_wait_fraction"]
     assert fraction > 0.10
+    # Logged only when actionable: on a CPU, when steps take long enough for the wait to matter
+    # (components.trainer.input_wait; both sides are tested in test_input_wait.py).
+    advice = input_bound_advice(
+        fraction, materialized=False, cached=False, mean_step_seconds=report["mean_step_seconds"], on_accelerator=False
+    )
     warnings = [r.getMessage() for r in caplog.records if "waited for input" in r.getMessage()]
-    assert warnings == [f"Trainer: {input_bound_advice(fraction, materialized=False, cached=False)}"]
+    assert warnings == ([f"Trainer: {advice}"] if advice else [])
     # The run summary shows the same advice (pipelines.runners.summary prints it).
-    assert read_summary(fn_args)["input_advice"] == input_bound_advice(fraction, materialized=False, cached=False)
+    assert report.get("input_advice") == advice

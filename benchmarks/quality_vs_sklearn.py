@@ -63,7 +63,7 @@ def _write_bundled(folder: str, name: str, loader: str, label: str, metric: str)
     import sklearn.datasets
 
     data = getattr(sklearn.datasets, loader)()
-    columns = list(data.feature_names)
+    columns = [str(name) for name in data.feature_names]
     csv_path = os.path.join(folder, f"{name}.csv")
     with open(csv_path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)

@@ -43,10 +43,16 @@ def spec_folder_first(spec_path: str) -> str:
 
 
 def _load(path: str):
+    """Loads and checks the spec, its folder first on sys.path; an unexpected error becomes `_Unexpected` (exit 2)."""
     from pipelines.api import load
 
     spec_folder_first(path)
-    return load(path)
+    try:
+        return load(path)
+    except SpecError:
+        raise
+    except Exception as error:  # noqa: BLE001 - reported as one line, traceback to a file
+        raise _Unexpected(error, 2, None) from error
 
 
 class _Unexpected(Exception):
@@ -78,12 +84,7 @@ def _write_traceback(error: BaseException, log_dir: str | None) -> str:
 
 
 def _cmd_validate(args) -> int:
-    try:
-        resolved = _load(args.spec)
-    except SpecError:
-        raise
-    except Exception as error:  # noqa: BLE001 - reported as one line, traceback to a file
-        raise _Unexpected(error, 2, None) from error
+    resolved = _load(args.spec)
     if resolved.spec.steps:
         from pipelines.steps.plan import plan_steps
 
@@ -120,12 +121,7 @@ def _cmd_run(args) -> int:
     from pipelines.runners.local import ComponentFailed
     from pipelines.runners.lock import RootBusy
 
-    try:
-        resolved = _load(args.spec)
-    except SpecError:
-        raise
-    except Exception as error:  # noqa: BLE001 - reported as one line, traceback to a file
-        raise _Unexpected(error, 2, None) from error
+    resolved = _load(args.spec)
     target = args.target or resolved.spec.orchestrator.target
     if target != "local":
         from pipelines.targets.commands import run_on_target

@@ -26,6 +26,8 @@ __all__ = ["RunLock", "RootBusy", "LOCK_FILE"]
 
 LOCK_FILE = ".run.lock"
 _POLL_SECONDS = 0.2
+# The holder writes its details just after taking the lock: a run that lost the race by a moment waits this long for them.
+_DETAILS_GRACE_SECONDS = 2.0
 
 
 class RootBusy(RuntimeError):
@@ -54,6 +56,16 @@ def _read_holder(handle) -> dict:
         return json.loads(handle.read() or "{}")
     except ValueError:
         return {}
+
+
+def _holder_details(handle) -> dict:
+    """What the holder wrote in the lock file, waiting up to `_DETAILS_GRACE_SECONDS` for it to appear."""
+    deadline = time.monotonic() + _DETAILS_GRACE_SECONDS
+    holder = _read_holder(handle)
+    while not holder and time.monotonic() < deadline:
+        time.sleep(0.05)
+        holder = _read_holder(handle)
+    return holder
 
 
 class RunLock:
@@ -86,7 +98,7 @@ class RunLock:
             except BlockingIOError:
                 waited = time.monotonic() - started
                 if waited >= self.wait_seconds:
-                    holder = _read_holder(handle)
+                    holder = _holder_details(handle)
                     handle.close()
                     raise RootBusy(self.root, self.path, holder, waited) from None
                 time.sleep(_POLL_SECONDS)

@@ -94,3 +94,25 @@ def test_run_command_exits_1_naming_the_holder_and_runs_nothing(tmp_path, holder
     assert line.startswith(f"error: another run is using the pipeline root {root}: pid {process.pid} on ")
     assert "Traceback" not in completed.stderr
     assert sorted(os.listdir(root)) == [LOCK_FILE]  # no metadata, no artifacts, no logs
+
+
+def test_a_run_that_loses_the_race_by_a_moment_still_names_the_holder(tmp_path):
+    # The holder takes the lock, then writes its details 0.5 s later (as a run that just won a race does).
+    script = f"""
+import fcntl, json, os, sys, time
+handle = open({str(tmp_path / LOCK_FILE)!r}, "a+")
+fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(0.5)
+handle.write(json.dumps({{"pid": os.getpid(), "host": "h", "started": "s"}}))
+handle.flush()
+sys.stdin.readline()
+"""
+    process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "locked"
+        with pytest.raises(RootBusy) as busy:
+            RunLock(str(tmp_path)).__enter__()
+        assert f"pid {process.pid} on h" in str(busy.value)
+    finally:
+        process.communicate("\n", timeout=10)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import psutil
-from serving_helpers import MODEL, http
+from serving_helpers import MODEL, WEIGHTS, export_linear, http, push
 
 REPO = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
@@ -85,3 +85,18 @@ class ServerProcess:
 def predict_raw(url: str, rows: list, timeout: float = 60.0) -> tuple[int, dict]:
     body = json.dumps({"signature_name": "serving_raw", "instances": rows}).encode()
     return http(url, "POST", f"/v1/models/{MODEL}:predict", body, timeout=timeout)
+
+
+def start_linear_server(root: Path, warm_requests: int = 1) -> ServerProcess:
+    """Serves the tests' linear model (version 1, `<root>/models/lin`) in its own process.
+
+    It answers `warm_requests` good requests first; its RSS after them is `baseline`.
+    """
+    base = root / "models"
+    (base / MODEL).mkdir(parents=True)
+    push(base / MODEL, 1, export_linear(root / "export", *WEIGHTS[1]))
+    server = ServerProcess(base, root / "cfg")
+    for _ in range(warm_requests):
+        assert predict_raw(server.rest_url, [[1.0, 2.0, 3.0]])[0] == 200
+    server.baseline = server.rss()
+    return server

@@ -12,8 +12,8 @@ import pytest
 import tensorflow as tf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from server_process import MIB, ServerProcess, predict_raw
-from serving_helpers import MODEL, WEIGHTS, export_linear, http, push
+from server_process import MIB, predict_raw, start_linear_server
+from serving_helpers import MODEL, http
 from tensorflow.core.framework import tensor_pb2
 from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
@@ -39,13 +39,7 @@ GRPC_OK = {
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fuzz")
-    base = root / "models"
-    (base / MODEL).mkdir(parents=True)
-    push(base / MODEL, 1, export_linear(root / "export", *WEIGHTS[1]))
-    server = ServerProcess(base, root / "cfg")
-    assert predict_raw(server.rest_url, [[1.0, 2.0, 3.0]])[0] == 200
-    server.baseline = server.rss()
+    server = start_linear_server(tmp_path_factory.mktemp("fuzz"))
     server.channel = grpc.insecure_channel(server.grpc_address)
     server.stub = prediction_service_pb2_grpc.PredictionServiceStub(server.channel)
     yield server

@@ -11,8 +11,8 @@ import time
 import grpc
 import pytest
 import tensorflow as tf
-from server_process import MIB, ServerProcess, predict_raw
-from serving_helpers import MODEL, WEIGHTS, export_linear, push
+from server_process import MIB, predict_raw, start_linear_server
+from serving_helpers import MODEL
 from tensorflow.core.framework import tensor_pb2
 from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
@@ -25,14 +25,7 @@ GROWTH_PER_REPEAT = 40 * MIB
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hostile_memory")
-    base = root / "models"
-    (base / MODEL).mkdir(parents=True)
-    push(base / MODEL, 1, export_linear(root / "export", *WEIGHTS[1]))
-    server = ServerProcess(base, root / "cfg")
-    for _ in range(3):
-        assert predict_raw(server.rest_url, [[1.0, 2.0, 3.0]])[0] == 200
-    server.baseline = server.rss()
+    server = start_linear_server(tmp_path_factory.mktemp("hostile_memory"), warm_requests=3)
     yield server
     server.close()
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["GpuPlacement", "gpu_placement", "accelerator_names", "GKE_LABEL", "GFD_LABEL", "GPU_TOLERATION"]
+__all__ = ["GpuPlacement", "gpu_placement", "GKE_LABEL", "GFD_LABEL", "GPU_TOLERATION"]
 GKE_LABEL = "cloud.google.com/gke-accelerator"
 GFD_LABEL = "nvidia.com/gpu.product"
 # GKE taints GPU nodes `nvidia.com/gpu=present:NoSchedule`; the GPU operator's docs use the same key.
@@ -99,8 +99,3 @@ def gpu_placement(platform: str, accelerator: str | None) -> GpuPlacement:
     if len(products) == 1:
         return GpuPlacement(node_selector={GFD_LABEL: products[0]}, tolerations=tolerations)
     return GpuPlacement(node_affinity_label=GFD_LABEL, node_affinity_values=products, tolerations=tolerations)
-
-
-def accelerator_names() -> list[str]:
-    """The Vertex AI accelerator names this module maps."""
-    return sorted(_ACCELERATORS)

@@ -18,6 +18,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 PREFIX = "/apis/v2beta1"
 
 
+def as_kfp_model(data: dict, model: str):
+    """Deserializes `data` into a kfp_server_api model (`V2beta1Run`, ...), as the KFP client reads API bodies."""
+    import kfp_server_api
+
+    class Response:
+        def __init__(self, payload):
+            self.data = json.dumps(payload)
+
+    return kfp_server_api.ApiClient().deserialize(Response(data), model)
+
+
 class FakeKfp:
     """Start with `with FakeKfp() as kfp:`; `kfp.url` is the host, `kfp.requests` what it received."""
 

@@ -7,7 +7,6 @@ must call the same endpoints with the same kind of body.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -15,7 +14,7 @@ import sys
 
 import pytest
 import yaml
-from fake_kfp import PREFIX, FakeKfp
+from fake_kfp import PREFIX, FakeKfp, as_kfp_model
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
 kfp_server_api = pytest.importorskip("kfp_server_api")
@@ -54,14 +53,6 @@ def submit(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def _model(data: dict, name: str):
-    class Response:
-        def __init__(self, payload):
-            self.data = json.dumps(payload)
-
-    return kfp_server_api.ApiClient().deserialize(Response(data), name)
-
-
 def _parse_inline_spec(inline: dict) -> pipeline_spec_pb2.PipelineSpec:
     from google.protobuf import json_format
 
@@ -87,8 +78,8 @@ def test_submit_creates_a_run_with_the_spec_inline_in_the_default_experiment(com
         ("POST", f"{PREFIX}/runs"),
     ]
     (experiment,) = _posted(kfp, "/experiments")
-    assert _model(experiment["body"], "V2beta1Experiment").display_name == "Default"
-    run = _model(_posted(kfp, "/runs")[0]["body"], "V2beta1Run")
+    assert as_kfp_model(experiment["body"], "V2beta1Experiment").display_name == "Default"
+    run = as_kfp_model(_posted(kfp, "/runs")[0]["body"], "V2beta1Run")
     assert run.experiment_id == "experiment-1"
     assert run.runtime_config.pipeline_root == "gs://bucket/taxi/artifacts"
     assert _parse_inline_spec(run.pipeline_spec).pipeline_info.name == "chicago-taxi"
@@ -116,7 +107,7 @@ def test_schedule_posts_the_recurring_run_in_the_experiment(compiled):
         completed = submit(compiled, "--host", kfp.url, "--schedule", "--experiment", "nightly")
 
     assert completed.returncode == 0, completed.stderr
-    recurring = _model(_posted(kfp, "/recurringruns")[0]["body"], "V2beta1RecurringRun")
+    recurring = as_kfp_model(_posted(kfp, "/recurringruns")[0]["body"], "V2beta1RecurringRun")
     assert recurring.trigger.cron_schedule.cron == "0 0 5 * * 0"
     assert recurring.experiment_id == "experiment-1" and recurring.mode == "ENABLE"
     assert _parse_inline_spec(recurring.pipeline_spec).default_pipeline_root == "gs://bucket/taxi/artifacts"

@@ -15,9 +15,11 @@ import sys
 
 import pytest
 import yaml
+from fake_kfp import as_kfp_model
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
 pipeline_spec_pb2 = pytest.importorskip("kfp.pipeline_spec.pipeline_spec_pb2")
+pytest.importorskip("kfp_server_api")
 
 IMAGE = "registry.example/yaml-tfx:0.1.0"
 ROOT = "gs://my-bucket/pipelines/taxi"
@@ -137,20 +139,9 @@ def test_retries_become_the_task_retry_policy(compiled):
     assert tasks["Pusher"].retry_policy.max_retry_count == 0
 
 
-def _as_kfp_model(data: dict, model: str):
-    """Deserializes `data` into a kfp_server_api model, as the KFP client does with API bodies."""
-    kfp_server_api = pytest.importorskip("kfp_server_api")
-
-    class Response:
-        def __init__(self, payload):
-            self.data = json.dumps(payload)
-
-    return kfp_server_api.ApiClient().deserialize(Response(data), model)
-
-
 def test_schedule_is_a_kfp_recurring_run_with_the_spec_inline(compiled):
     body = json.loads((compiled["out"] / "recurring_run.json").read_text())
-    recurring = _as_kfp_model(body, "V2beta1RecurringRun")
+    recurring = as_kfp_model(body, "V2beta1RecurringRun")
     assert recurring.trigger.cron_schedule.cron == "0 30 2 * * 1,2,3,4,5"  # robfig/cron: seconds first
     assert recurring.runtime_config.pipeline_root == f"{ROOT}/artifacts"
     assert recurring.mode == "ENABLE" and recurring.max_concurrency == "1"

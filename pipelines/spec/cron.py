@@ -20,6 +20,8 @@ Example:
 
 from __future__ import annotations
 
+import re
+
 from croniter import croniter
 
 __all__ = ["cron_problem", "cluster_cron_problem", "MACROS", "five_field", "kubeflow_cron", "vertex_cron"]
@@ -41,7 +43,9 @@ _FIELDS = (
     ("month", 1, 12),
     ("day of week", 0, 7),
 )
-_CLUSTER_ONLY_FEATURES = ("l", "w", "#", "?")
+# Items (between `,` `-` `/`) only croniter reads: `L`, `L5` (last Friday), `15W`, `?`, and `n#k`.
+# Month and day names (`jul`, `wed`) contain the same letters, so whole items are matched, not letters.
+_CLUSTER_ONLY_ITEM = re.compile(r"^(l\d*|\d*l|\d+w|lw|\?)$")
 
 
 def five_field(expression: str) -> str:
@@ -84,8 +88,14 @@ def cluster_cron_problem(expression: str) -> str | None:
     croniter (and so Airflow) also accepts `L` (last day), `W` (weekday) and
     `#` (n-th weekday), which robfig/cron and Vertex AI's unix-cron do not.
     """
-    lowered = five_field(expression).lower()
-    used = [feature.upper() for feature in _CLUSTER_ONLY_FEATURES if feature in lowered.replace("@", "")]
+    items = re.split(r"[\s,/-]+", five_field(expression).lower())
+    used = []
+    for item in items:
+        if "#" in item:
+            used.append("#")
+        elif _CLUSTER_ONLY_ITEM.match(item):
+            used += [feature for feature in ("L", "W", "?") if feature.lower() in item]
+    used = list(dict.fromkeys(used))
     if used:
         return (
             f"uses {', '.join(f'`{u}`' for u in used)}, which Kubeflow Pipelines' and Vertex AI's schedulers do not "

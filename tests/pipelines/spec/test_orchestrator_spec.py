@@ -66,6 +66,7 @@ def test_checker_agrees_with_croniter(cron):
         ("0 4 * * 5-7", "0 0 4 * * 0,5,6", "0 4 * * 0,5,6"),
         ("*/20 * * * sun", "0 0,20,40 * * * 0", "0,20,40 * * * 0"),
         ("@weekly", "0 0 0 * * 0", "0 0 * * 0"),
+        ("0 3 * jul wed", "0 0 3 * 7 3", "0 3 * 7 3"),  # names hold the letters of `L` and `W`
     ],
 )
 def test_schedules_are_written_in_each_cluster_schedulers_dialect(cron, kubeflow, vertex):
@@ -73,7 +74,10 @@ def test_schedules_are_written_in_each_cluster_schedulers_dialect(cron, kubeflow
     assert vertex_cron(cron) == vertex
 
 
-@pytest.mark.parametrize("cron, feature", [("0 0 L * *", "`L`"), ("0 0 * * mon#2", "`#`"), ("0 0 15W * *", "`W`")])
+@pytest.mark.parametrize(
+    "cron, feature",
+    [("0 0 L * *", "`L`"), ("0 0 * * mon#2", "`#`"), ("0 0 15W * *", "`W`"), ("0 0 * * L5", "`L`")],
+)
 def test_features_only_croniter_knows_are_refused_for_cluster_schedulers(cron, feature):
     assert cron_problem(cron) is None  # Airflow takes them
     assert feature in cluster_cron_problem(cron)

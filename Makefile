@@ -9,7 +9,7 @@ export TF_USE_LEGACY_KERAS := 1
 export TF_CPP_MIN_LOG_LEVEL := 3
 export PYTHONWARNINGS := ignore::FutureWarning
 
-.PHONY: setup extras run test test-fast lint bench clean
+.PHONY: setup extras system-packages run test test-fast lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -27,7 +27,11 @@ $(VENV)/.installed: requirements.lock setup.py
 # requirements-extras.lock goes into $(VENV) under -c requirements.lock (no pin changes);
 # Airflow 2 needs Werkzeug<3, so it gets $(VENV_AIRFLOW), with $(VENV)'s packages behind its own.
 # The kfp 2 SDK and aiplatform 2 need protobuf 4+ (TFX pins 3.20): $(VENV_KFP), on its own.
-extras: $(VENV)/.extras-installed $(VENV_AIRFLOW)/.installed $(VENV_KFP)/.installed
+extras: $(VENV)/.extras-installed $(VENV_AIRFLOW)/.installed $(VENV_KFP)/.installed system-packages
+
+# Debian packages the browser, compose and Pushgateway tests drive (root + apt-get; else a note and they skip).
+system-packages:
+	@scripts/install_system_packages.sh
 
 $(VENV)/.extras-installed: $(VENV)/.installed requirements-extras.lock
 	$(PY) -m pip install --quiet --disable-pip-version-check -c requirements.lock -r requirements-extras.lock

@@ -24,6 +24,7 @@ class TrainingOptions:
     """Every `training:` key the Trainer uses, with `TrainingSpec`'s defaults."""
 
     train_steps: int = 1000
+    epochs: Optional[int] = None
     eval_steps: int = 100
     batch_size: int = 64
     learning_rate: float = 0.001

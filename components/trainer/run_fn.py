@@ -17,6 +17,7 @@ to a temporary directory that is removed.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import time
@@ -26,7 +27,7 @@ import tensorflow_transform as tft
 from absl import logging
 
 from components.common.autograph_rules import skip_autograph_for_tf_keras
-from components.trainer import checkpoints, export, model_builder, model_inputs, precision, summary
+from components.trainer import checkpoints, export, input_pipeline, model_builder, model_inputs, precision, summary
 from components.trainer import strategy as strategy_lib
 from components.trainer.datasets import build_datasets
 from components.trainer.options import TrainingOptions
@@ -204,6 +205,22 @@ def _export(model, tf_transform_output, config, fn_args, choice: strategy_lib.St
         shutil.rmtree(temporary, ignore_errors=True)
 
 
+def _schedule(fn_args, options: TrainingOptions, replicas: int) -> tuple[int, int, int | None]:
+    """(steps per epoch, epochs, train examples or None): `train_steps` in one epoch, or whole `epochs`."""
+    if not options.epochs:
+        return fn_args.train_steps, 1, None
+    examples = input_pipeline.count_records(input_pipeline.list_files(fn_args.train_files))
+    steps = max(1, math.ceil(examples / options.global_batch(replicas)))
+    logging.info(
+        "Training %d epoch(s) of %d steps: %d train examples, global batch %d.",
+        options.epochs,
+        steps,
+        examples,
+        options.global_batch(replicas),
+    )
+    return steps, options.epochs, examples
+
+
 def run_fn(fn_args) -> None:
     """Trains, evaluates and exports the serving model (TFX Trainer entry point)."""
     run_started = time.perf_counter()
@@ -228,6 +245,7 @@ def run_fn(fn_args) -> None:
         policy,
         options.global_batch(choice.replicas),
     )
+    steps_per_epoch, epochs, train_examples = _schedule(fn_args, options, choice.replicas)
     timer = StepTimer()
     with choice.strategy.scope(), precision.policy_scope(policy):
         model = _build_model(custom, config, tf_transform_output, options, choice.replicas, timer)
@@ -240,8 +258,8 @@ def run_fn(fn_args) -> None:
     try:
         history = model.fit(
             train_data,
-            steps_per_epoch=fn_args.train_steps,
-            epochs=1,
+            steps_per_epoch=steps_per_epoch,
+            epochs=epochs,
             validation_data=eval_data,
             validation_steps=fn_args.eval_steps,
             callbacks=_callbacks(fn_args, options, choice.is_chief, monitor),
@@ -265,6 +283,9 @@ def run_fn(fn_args) -> None:
         workers=workers,
         optimizer_steps=int(model.optimizer.iterations.numpy()),
         learning_rate=float(tf.keras.backend.get_value(model.optimizer.learning_rate)),
+        train_steps=steps_per_epoch * epochs,
+        epochs=options.epochs,
+        train_examples=train_examples,
     )
     advice = input_bound_advice(
         report.get("input_wait_fraction") or 0.0,

@@ -1,6 +1,7 @@
 """The training summary: `<model_run_dir>/training_summary.json` and the Model artifact's properties.
 
-Keys: `train_steps`, `seconds` (wall time of `fit`), `examples_per_second`
+Keys: `train_steps`, `epochs` and `train_examples` (with `training.epochs`;
+else None), `seconds` (wall time of `fit`), `examples_per_second`
 (steady state, all replicas), `mean_step_seconds`, `input_wait_fraction`,
 `strategy`, `replicas`, `workers`, `global_batch`, `learning_rate` (the
 optimizer's, after `scale_learning_rate`), `gradient_accumulation_steps`,
@@ -76,11 +77,20 @@ def training_summary(
     workers: int,
     optimizer_steps: int,
     learning_rate: float,
+    train_steps: int | None = None,
+    epochs: int | None = None,
+    train_examples: int | None = None,
 ) -> dict[str, Any]:
-    """Everything the summary file records, as plain JSON-able values."""
+    """Everything the summary file records, as plain JSON-able values.
+
+    `train_steps` defaults to the TFX arg; with `training.epochs`, the steps
+    those epochs took, with `epochs` and the `train_examples` counted.
+    """
     speed = monitor.report()
     return {
-        "train_steps": fn_args.train_steps,
+        "train_steps": train_steps if train_steps is not None else fn_args.train_steps,
+        "epochs": epochs,
+        "train_examples": train_examples,
         "seconds": round(seconds, 3),
         **speed,
         "strategy": choice.kind,

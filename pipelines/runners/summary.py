@@ -145,6 +145,9 @@ def _training_line(training: dict[str, Any]) -> str:
     wait = training.get("input_wait_fraction")
     parts = [
         f"{training.get('train_steps')} steps in {training.get('seconds')}s",
+        f"{training['epochs']} epoch(s) of {training.get('train_examples'):,} examples"
+        if training.get("epochs")
+        else None,
         f"{speed:,.0f} examples/s steady state" if isinstance(speed, (int, float)) else None,
         f"input wait {wait:.0%} of step time" if isinstance(wait, (int, float)) else None,
         f"{training.get('replicas', 1)} replica(s) ({training.get('strategy', '?')}, {training.get('precision_policy', '?')})",

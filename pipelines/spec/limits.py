@@ -14,6 +14,7 @@ __all__ = ["UPPER_BOUNDS", "check_upper_bounds", "check_finite"]
 # Largest accepted value of each whole-number training setting, and why.
 UPPER_BOUNDS: dict[str, tuple[int, str]] = {
     "train_steps": (1_000_000_000, "a billion steps"),
+    "epochs": (100_000, "100,000 epochs"),
     "eval_steps": (1_000_000_000, "a billion steps"),
     "batch_size": (1_048_576, "2^20 examples per replica"),
     "steps_per_execution": (1_000_000, "a million steps per call"),

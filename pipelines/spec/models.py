@@ -276,9 +276,13 @@ class TrainingSpec:
     `profile_steps: [first, last]` writes a profiler trace to TensorBoard;
     `metrics_port` serves Prometheus metrics on 127.0.0.1 (null: off) and
     `pushgateway_url` pushes them.
+    `epochs` (null: off) trains on the whole train split that many times
+    instead of `train_steps`: steps per epoch = train examples / global batch,
+    rounded up (the examples are counted when training starts).
     """
 
     train_steps: int = 1000
+    epochs: Optional[int] = None
     eval_steps: int = 100
     batch_size: int = 64
     learning_rate: float = 0.001
@@ -303,6 +307,11 @@ class TrainingSpec:
         for name in ("train_steps", "eval_steps", "batch_size", "steps_per_execution", "gradient_accumulation_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"`{name}` must be at least 1. Received: {name}={getattr(self, name)}.")
+        if self.epochs is not None and self.epochs < 1:
+            raise ValueError(
+                f"`epochs` must be at least 1. Received: epochs={self.epochs}. Write `epochs: null` to train "
+                "for `train_steps` steps instead."
+            )
         check_upper_bounds(self, "training")
         check_finite({"learning_rate": self.learning_rate})
         if self.learning_rate <= 0:

@@ -23,12 +23,18 @@ import os
 from typing import Any
 
 import apache_beam as beam
+from absl import logging
 from google.protobuf import json_format, struct_pb2
+from tfx.components.example_gen import utils
 from tfx.components.example_gen.csv_example_gen import executor as tfx_csv
+from tfx.components.util import examples_utils
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
-from tfx.types import standard_component_specs
+from tfx.types import artifact_utils, standard_component_specs
+from tfx.utils import proto_utils
 from tfx_bsl.coders import csv_decoder
+
+from components.example_gen import fast_csv
 
 __all__ = ["Executor", "make_custom_config", "read_settings", "read_header"]
 
@@ -139,8 +145,80 @@ class _CsvToExample(beam.PTransform):
         return cells | "ToTFExample" >> beam.ParDo(tfx_csv._ParsedCsvToTfExample(), column_infos)  # noqa: SLF001
 
 
+def _fast_path_plan(exec_properties: dict[str, Any], output_dict) -> tuple[list[str], fast_csv.SplitSpec] | None:
+    """(input files, output splits) when the in-process fast path applies, else None (TFX's Beam path runs).
+
+    It applies to the default payload (tf.Example in gzipped TFRecords) with hash-bucket or input splits,
+    on an in-process Beam runner: a distributed runner named in the Beam args gets TFX's Beam path.
+    """
+    input_config = example_gen_pb2.Input()
+    proto_utils.json_to_proto(exec_properties[standard_component_specs.INPUT_CONFIG_KEY], input_config)
+    output_config = example_gen_pb2.Output()
+    proto_utils.json_to_proto(exec_properties[standard_component_specs.OUTPUT_CONFIG_KEY], output_config)
+    payload = exec_properties.get(standard_component_specs.OUTPUT_DATA_FORMAT_KEY)
+    file_format = exec_properties.get(standard_component_specs.OUTPUT_FILE_FORMAT_KEY)
+    if payload not in (None, example_gen_pb2.FORMAT_TF_EXAMPLE) or file_format not in (
+        None,
+        example_gen_pb2.FILE_FORMAT_UNSPECIFIED,
+        example_gen_pb2.FORMAT_TFRECORDS_GZIP,
+    ):
+        return None
+    if output_config.split_config.partition_feature_name or len(input_config.splits) != 1:
+        return None
+    runner = next((a.split("=", 1)[1] for a in _beam_args(exec_properties) if a.startswith("--runner=")), "")
+    if runner and runner.rsplit(".", 1)[-1].lower() not in _IN_PROCESS_RUNNERS:
+        return None
+    input_base = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+    files = sorted(fileio.glob(os.path.join(input_base, input_config.splits[0].pattern)))
+    if not files or any("://" in path for path in files):
+        return None  # none: TFX's path raises its own error; an object store: read through TFX's file systems
+    names = utils.generate_output_split_names(input_config, output_config)
+    buckets = []
+    for split in output_config.split_config.splits:
+        buckets.append((buckets[-1] if buckets else 0) + split.hash_buckets)
+    examples = output_dict[standard_component_specs.EXAMPLES_KEY]
+    for artifact in examples:  # get_split_uri reads the names (TFX's own Do sets them first too)
+        artifact.split_names = artifact_utils.encode_split_names(list(names))
+    folders = [artifact_utils.get_split_uri(examples, n) for n in names]
+    if any("://" in folder for folder in folders):
+        return None
+    return files, fast_csv.SplitSpec(tuple(names), tuple(buckets), tuple(folders))
+
+
+_IN_PROCESS_RUNNERS = {"fnapirunner", "directrunner", "switchingdirectrunner", "bundlebaseddirectrunner"}
+
+
+def _beam_args(exec_properties: dict[str, Any]) -> list[str]:
+    return list(exec_properties.get("_beam_pipeline_args") or [])
+
+
 class Executor(tfx_csv.Executor):
-    """CsvExampleGen executor: BOM-safe header, `na_values`, optional non-finite imputation."""
+    """CsvExampleGen executor: BOM-safe header, `na_values`, optional non-finite imputation.
+
+    Runs the fast path (`fast_csv`: Arrow batches in this process) where it
+    applies; otherwise TFX's Beam path with the changes above.
+    """
 
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:  # noqa: N802 - TFX's name
         return _CsvToExample
+
+    def Do(self, input_dict, output_dict, exec_properties) -> None:  # noqa: N802 - TFX's name
+        exec_properties = dict(exec_properties, _beam_pipeline_args=self._beam_pipeline_args or [])
+        plan = _fast_path_plan(exec_properties, output_dict)
+        if plan is None:
+            return super().Do(input_dict, output_dict, exec_properties)
+        files, splits = plan
+        column_names = read_header(files[0])
+        for path in files[1:]:
+            if read_header(path) != column_names:
+                raise RuntimeError(f"Files in the same split have different headers: {files[0]}, {path}.")
+        na_bytes, impute_non_finite = read_settings(exec_properties)
+        na_values = sorted(v.decode("utf-8") for v in na_bytes)
+        kinds = fast_csv.infer_kinds(files, column_names, na_values, impute_non_finite)
+        counts = fast_csv.write_examples(files, column_names, kinds, na_values, impute_non_finite, splits)
+        logging.info(
+            "ExampleGen (in-process fast path) wrote %s.", ", ".join(f"{n}: {c} rows" for n, c in counts.items())
+        )
+        for artifact in output_dict[standard_component_specs.EXAMPLES_KEY]:
+            examples_utils.set_payload_format(artifact, example_gen_pb2.FORMAT_TF_EXAMPLE)
+        return None

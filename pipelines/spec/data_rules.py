@@ -7,32 +7,49 @@ an error; a feature that carries no information is a warning on stderr.
 
 from __future__ import annotations
 
-import operator
 import sys
 from collections.abc import Iterator
+
+import numpy as np
 
 from components.transform import label_expression
 from pipelines.spec.errors import SpecProblem
 
 __all__ = ["rule_label_values", "rule_feature_values", "label_columns", "label_values"]
 
-_PY_OPS = {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
-    "div": lambda a, b: a / b if b else 0.0,  # tf.math.divide_no_nan, as Transform computes it
-    "neg": operator.neg,
-    "gt": operator.gt,
-    "ge": operator.ge,
-    "lt": operator.lt,
-    "le": operator.le,
-    "eq": operator.eq,
-    "ne": operator.ne,
-    "and": lambda a, b: a and b,
-    "or": lambda a, b: a or b,
-    "not": operator.not_,
-    "cast": float,
-}
+
+def _numpy_ops(rows: int) -> dict:
+    """The expression ops over whole columns, as Transform computes them; text never equals a number."""
+
+    def divide(a, b):
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+        return np.divide(a, b, out=np.zeros(a.shape), where=b != 0)  # tf.math.divide_no_nan
+
+    def compare(op, text_result: bool):
+        def apply(a, b):
+            if isinstance(a, str) or isinstance(b, str):
+                return np.full(rows, a == b if isinstance(a, str) and isinstance(b, str) else text_result)
+            return op(a, b)
+
+        return apply
+
+    return {
+        "add": np.add,
+        "sub": np.subtract,
+        "mul": np.multiply,
+        "div": divide,
+        "neg": np.negative,
+        "gt": np.greater,
+        "ge": np.greater_equal,
+        "lt": np.less,
+        "le": np.less_equal,
+        "eq": compare(np.equal, False),
+        "ne": compare(np.not_equal, True),
+        "and": np.logical_and,
+        "or": np.logical_or,
+        "not": np.logical_not,
+        "cast": lambda value: np.asarray(value, dtype=float),
+    }
 
 
 def label_columns(spec) -> tuple[str, ...]:
@@ -60,14 +77,16 @@ def label_values(spec, profile) -> list | None:
         return None
     if spec.label.column is not None:
         return list(profile.values[spec.label.column])
-    results = []
-    for row in zip(*(profile.values[n] for n in names)):
-        if any(v is None for v in row):
-            results.append(0.0)  # Transform gives label 0 where an input is missing
-            continue
-        value = label_expression.evaluate(spec.label.expression, dict(zip(names, row)), _PY_OPS)
-        results.append(float(value))
-    return results
+    # Evaluated once over whole columns (numpy), not once per row: 1.5M rows take a second, not minutes.
+    columns = {n: np.array([np.nan if v is None else v for v in profile.values[n]], dtype=float) for n in names}
+    rows = len(next(iter(columns.values())))
+    missing = np.zeros(rows, dtype=bool)
+    for values in columns.values():
+        missing |= np.isnan(values)  # kept values are finite or None
+    with np.errstate(all="ignore"):
+        value = label_expression.evaluate(spec.label.expression, columns, _numpy_ops(rows))
+        labels = np.broadcast_to(np.asarray(value, dtype=float), (rows,))
+    return np.where(missing, 0.0, labels).tolist()  # Transform gives label 0 where an input is missing
 
 
 def rule_label_values(ctx) -> Iterator[SpecProblem]:

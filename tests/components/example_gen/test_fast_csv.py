@@ -1,0 +1,156 @@
+"""The in-process fast path writes the examples TFX's Beam path writes, value for value.
+
+Each case runs both on the same file: `_CsvToExample` (TFX's decoder, type
+inference and converter, with our header/NA handling) through a real Beam
+pipeline, and `fast_csv` (Arrow batches, tfx_bsl's encoder). The examples are
+compared as multisets of {feature: (kind, values)}.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+import tensorflow as tf
+from test_csv_executor import MESSY, _run
+from taxi_fixtures import TAXI_CSV
+
+from components.example_gen import fast_csv
+from components.example_gen.csv_executor import read_header
+
+
+def _canonical(example: tf.train.Example) -> tuple:
+    row = []
+    for name, feature in sorted(example.features.feature.items()):
+        kind = feature.WhichOneof("kind")
+        row.append((name, kind, tuple(getattr(feature, kind).value) if kind else ()))
+    return tuple(row)
+
+
+def _read_split(folder: str) -> list[tuple]:
+    files = sorted(glob.glob(os.path.join(folder, "*.gz")))
+    assert files, f"no files in {folder}"
+    return [
+        _canonical(tf.train.Example.FromString(r.numpy()))
+        for r in tf.data.TFRecordDataset(files, compression_type="GZIP")
+    ]
+
+
+def _fast(folder, text: str, na_values, impute_non_finite: bool) -> list[tuple]:
+    path = folder / "fast.csv"
+    path.write_text(text, encoding="utf-8")
+    names = read_header(str(path))
+    kinds = fast_csv.infer_kinds([str(path)], names, na_values, impute_non_finite)
+    splits = fast_csv.SplitSpec(("all",), (), (str(folder / "out"),))
+    counts = fast_csv.write_examples([str(path)], names, kinds, na_values, impute_non_finite, splits)
+    rows = _read_split(str(folder / "out"))
+    assert counts == {"all": len(rows)}
+    return rows
+
+
+def _tfx(folder, text: str, na_values, impute_non_finite: bool) -> list[tuple]:
+    rows = _run(folder, text, na_values, impute_non_finite)
+    return [tuple(sorted((name, kind, tuple(values)) for name, (kind, values) in row.items())) for row in rows]
+
+
+CASES = {
+    "messy header, NA and inf": (MESSY, ["", "NA", "null"], True),
+    "inf kept": (MESSY, ["", "NA", "null"], False),
+    "ints with spaces and signs": ("a,b\n 5,+3\n-2 ,7\n,0\n", [""], False),
+    "int beyond int64 is text": ("a,b\n1,99999999999999999999\n2,3\n", [""], False),
+    "ints and floats make floats": ("a\n1\n2.5\n1e3\n.5\n+1.5\n 7 \n1.\n2E+2\n", [""], False),
+    "a text cell makes text": ("a,b\n1,x\n2,\n", [""], False),
+    "empty column": ("a,b\n1,\n2,\n", [""], False),
+    "quoted newline and comma": ('a,b\n"line one\nline two",1\n"x, y",2\n', [""], False),
+    "nan in an int column with impute": ("a\n1\nnan\n-Inf\n3\n", [""], True),
+    "unicode text": ("name,v\nZürich,1\n東京,2\n", [""], False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fast_path_writes_what_the_beam_path_writes(tmp_path, case):
+    text, na_values, impute = CASES[case]
+    (tmp_path / "beam").mkdir()
+    (tmp_path / "fast").mkdir()
+    assert sorted(_fast(tmp_path / "fast", text, na_values, impute)) == sorted(
+        _tfx(tmp_path / "beam", text, na_values, impute)
+    )
+
+
+def test_taxi_data_is_written_identically(tmp_path):
+    with open(TAXI_CSV, encoding="utf-8") as handle:
+        text = "".join(handle.readlines()[:3001])
+    (tmp_path / "beam").mkdir()
+    (tmp_path / "fast").mkdir()
+    fast = _fast(tmp_path / "fast", text, [""], False)
+    assert len(fast) == 3000
+    assert sorted(fast) == sorted(_tfx(tmp_path / "beam", text, [""], False))
+
+
+def test_hash_splits_follow_the_buckets_and_are_the_same_on_every_run(tmp_path):
+    (tmp_path / "data.csv").write_text(open(TAXI_CSV, encoding="utf-8").read(), encoding="utf-8")
+    path = str(tmp_path / "data.csv")
+    names = read_header(path)
+    kinds = fast_csv.infer_kinds([path], names, [""], False)
+    results = []
+    for attempt in range(2):
+        folders = (str(tmp_path / f"{attempt}" / "train"), str(tmp_path / f"{attempt}" / "eval"))
+        counts = fast_csv.write_examples(
+            [path], names, kinds, [""], False, fast_csv.SplitSpec(("train", "eval"), (2, 3), folders)
+        )
+        results.append((counts, sorted(_read_split(folders[1]))))
+    counts = results[0][0]
+    assert results[0] == results[1]
+    total = sum(counts.values())
+    assert abs(counts["train"] / total - 2 / 3) < 0.02  # 2 of 3 hash buckets
+
+
+def test_duplicate_rows_land_in_the_same_split(tmp_path):
+    text = "a,b\n" + "1,x\n" * 50 + "".join(f"{i},y\n" for i in range(200))
+    path = tmp_path / "data.csv"
+    path.write_text(text, encoding="utf-8")
+    folders = (str(tmp_path / "train"), str(tmp_path / "eval"))
+    kinds = fast_csv.infer_kinds([str(path)], ["a", "b"], [""], False)
+    fast_csv.write_examples(
+        [str(path)], ["a", "b"], kinds, [""], False, fast_csv.SplitSpec(("train", "eval"), (1, 2), folders)
+    )
+    duplicate = (("a", "int64_list", (1,)), ("b", "bytes_list", (b"x",)))
+    in_train, in_eval = (_read_split(f).count(duplicate) for f in folders)
+    assert sorted([in_train, in_eval]) == [0, 50]
+
+
+def _write_taxi(tmp_path, folder: str, workers: int, batch_bytes: int, monkeypatch) -> tuple[dict, list, list]:
+    monkeypatch.setattr(fast_csv, "BATCH_BYTES", batch_bytes)
+    names = read_header(TAXI_CSV)
+    kinds = fast_csv.infer_kinds([TAXI_CSV], names, [""], False)
+    folders = (str(tmp_path / folder / "train"), str(tmp_path / folder / "eval"))
+    counts = fast_csv.write_examples(
+        [TAXI_CSV], names, kinds, [""], False, fast_csv.SplitSpec(("train", "eval"), (2, 3), folders), workers=workers
+    )
+    return counts, sorted(_read_split(folders[0])), sorted(_read_split(folders[1]))
+
+
+def test_worker_processes_write_the_same_splits_as_one_process(tmp_path, monkeypatch):
+    one = _write_taxi(tmp_path, "one", 0, 256 << 10, monkeypatch)
+    two = _write_taxi(tmp_path, "two", 2, 256 << 10, monkeypatch)
+    assert one == two
+    assert sum(one[0].values()) == 15002
+    files = os.listdir(tmp_path / "two" / "train")
+    assert {f.split("-")[1] for f in files} == {"0", "1"}  # both workers wrote batches
+    assert all(not f.endswith(".tmp") for f in files)
+
+
+def test_a_failing_worker_is_named_with_its_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(fast_csv, "BATCH_BYTES", 256 << 10)
+    names = read_header(TAXI_CSV)
+    kinds = [fast_csv.ColumnKind.INT] * len(names)  # text columns cannot become ints: the workers fail
+    splits = fast_csv.SplitSpec(("train",), (), (str(tmp_path / "train"),))
+    with pytest.raises(RuntimeError, match=r"ExampleGen worker \d failed \(exit 1\): .*ArrowInvalid"):
+        fast_csv.write_examples([TAXI_CSV], names, kinds, [""], False, splits, workers=2)
+
+
+def test_worker_count_follows_the_data_size_and_the_cores():
+    assert fast_csv.worker_count(1 << 20, cpus=16) == 0  # one batch: in this process
+    assert fast_csv.worker_count(3 * fast_csv.BATCH_BYTES, cpus=16) == 3
+    assert fast_csv.worker_count(100 * fast_csv.BATCH_BYTES, cpus=2) == 2

@@ -1,0 +1,96 @@
+"""The Arrow-based profile of large CSVs equals the row-by-row one, and falls back to it for messages."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from taxi_fixtures import TAXI_CSV
+
+from pipelines.spec import data_checks
+from pipelines.spec.data_checks import DataProblem, profile_csv
+
+MESSY = (
+    "id,price,kind,score,note\n"
+    "1,NA,a,+3,x\n"
+    "2, 5 ,b,1_000,\n"
+    "\n"
+    '3,"NA",c,nan,"two\nlines"\n'
+    "4,Infinity,d,-2.5e3,y\n"
+    "5,7,e,.5,\n"
+)
+
+
+def _both(monkeypatch, files, **kwargs):
+    monkeypatch.setattr(data_checks, "FAST_MIN_BYTES", 10**12)
+    slow = profile_csv(files, **kwargs)
+    monkeypatch.setattr(data_checks, "FAST_MIN_BYTES", 0)
+    fast = profile_csv(files, **kwargs)
+    return slow, fast
+
+
+@pytest.mark.parametrize(
+    ("text", "kwargs"),
+    [
+        (MESSY, {"na_values": ("", "NA"), "non_finite": "impute", "keep_columns": ("price", "score")}),
+        (MESSY, {"na_values": ("",), "non_finite": "impute", "keep_columns": ("id",)}),  # NA is text here
+        ("a,b\n1,x\n1,x\n", {}),  # constant columns
+        ("a,b\n1,\n2,\n", {"keep_columns": ("a", "b")}),  # an empty column
+        ("a,b\n1,\n2,\n", {"na_values": ("NA",)}),  # "" not a missing marker: text
+        ("a\n-0\n0.0\n", {}),  # equal numbers are one value
+    ],
+    ids=["messy", "na-as-text", "constant", "empty-column", "empty-is-text", "zeros"],
+)
+def test_fast_profile_equals_the_row_by_row_profile(tmp_path, monkeypatch, text, kwargs):
+    path = tmp_path / "data.csv"
+    path.write_text(text, encoding="utf-8")
+    slow, fast = _both(monkeypatch, [str(path)], **kwargs)
+    assert fast == slow
+
+
+def test_fast_profile_of_the_taxi_data_in_two_files_one_gzipped(tmp_path, monkeypatch):
+    lines = open(TAXI_CSV, encoding="utf-8").read().splitlines(keepends=True)
+    (tmp_path / "a.csv").write_text("".join(lines[:5000]), encoding="utf-8")
+    with gzip.open(tmp_path / "b.csv.gz", "wt", encoding="utf-8") as handle:
+        handle.write(lines[0] + "".join(lines[5000:]))
+    files = [str(tmp_path / "a.csv"), str(tmp_path / "b.csv.gz")]
+    slow, fast = _both(monkeypatch, files, keep_columns=("tips", "fare"))
+    assert fast == slow
+    assert fast.rows == len(lines) - 1
+    assert "company" in fast.first_text and fast.first_text["company"][1] >= 2
+
+
+@pytest.mark.parametrize(
+    ("text", "kwargs", "message"),
+    [
+        ("a,b\n1,2\n3\n", {}, r"1 malformed row\(s\): expected 2 fields like the header; line 3 has 1"),
+        ("a,b\n1,inf\n2,3\n", {}, r"column `b` holds 1 non-finite number\(s\): .* line 2: `inf`"),
+        ("a,b\n", {}, r"has a header but no data rows"),
+    ],
+    ids=["malformed", "non-finite", "no-rows"],
+)
+def test_problems_get_the_row_by_row_message(tmp_path, monkeypatch, text, kwargs, message):
+    path = tmp_path / "data.csv"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(data_checks, "FAST_MIN_BYTES", 0)
+    with pytest.raises(DataProblem, match=message):
+        profile_csv([str(path)], **kwargs)
+
+
+def test_non_utf8_gets_the_row_by_row_message(tmp_path, monkeypatch):
+    path = tmp_path / "data.csv"
+    path.write_bytes(b"a,b\n1,\xff\xfe\n")
+    monkeypatch.setattr(data_checks, "FAST_MIN_BYTES", 0)
+    with pytest.raises(DataProblem, match="is not UTF-8 text"):
+        profile_csv([str(path)])
+
+
+@pytest.mark.parametrize("text", [MESSY, "a,b\n1,x\n1,x\n", "a\n-0\n0.0\n"])
+def test_the_fast_path_itself_profiles_these_files(tmp_path, text):
+    path = tmp_path / "data.csv"
+    path.write_text(text, encoding="utf-8")
+    header = text.split("\n", 1)[0].split(",")
+    profile = data_checks.fast_profile(
+        [str(path)], header, ("", "NA"), "impute", (), data_checks._open_text  # noqa: SLF001
+    )
+    assert profile is not None and profile.columns == tuple(header)

@@ -113,6 +113,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
                     request.model_spec.signature_name,
                     lambda signature: proto_inputs(request.inputs, signature, ref.name),
                     list(request.output_filter),
+                    may_run_on_loop=True,
                 )
             finally:
                 if self.memory is not None:
@@ -122,7 +123,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
             response.model_spec.version.value = result.version
             response.model_spec.signature_name = result.signature_name
             for alias, value in result.outputs.items():
-                response.outputs[alias].CopyFrom(array_to_proto(value))
+                array_to_proto(value, response.outputs[alias])
             return result.version, response
 
         return await self._serve("predict", context, request.model_spec.name, call)

@@ -425,6 +425,11 @@ class ModelManager:
             NotFound: Unknown model or label, or the version is not AVAILABLE.
         """
         with self._lock:
+            model = self._models.get(name)
+            if model is not None and model.servables and version is None and label is None:  # the common case
+                servable = model.servables[max(model.servables)]
+                servable.acquire()
+                return servable
             request = (
                 f"Latest({name})"
                 if version is None and label is None

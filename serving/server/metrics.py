@@ -211,6 +211,16 @@ class ServingMetrics:
             ["entrypoint", "reason"],
             registry=source,
         )
+        # Labelled children by label values: `labels()` takes a lock and
+        # checks its arguments on every call, on the path of every request.
+        self._children: dict[tuple, object] = {}
+
+    def _child(self, metric, *values: str):
+        key = (metric, values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
 
     def observe_request(self, *, model: str, api: str, entrypoint: str, status: str, seconds: float) -> None:
         """Counts a request; records its latency when it succeeded (as TensorFlow Serving does).
@@ -222,12 +232,12 @@ class ServingMetrics:
             status: The canonical status code name, e.g. `OK`.
             seconds: Wall time inside the server.
         """
-        self.request_count.labels(model, status).inc()
+        self._child(self.request_count, model, status).inc()
         if status == "OK":
-            self.request_latency.labels(model, api, entrypoint).observe(seconds * 1e6)
+            self._child(self.request_latency, model, api, entrypoint).observe(seconds * 1e6)
 
     def observe_runtime(self, model: str, api: str, seconds: float) -> None:
-        self.runtime_latency.labels(model, api, RUNTIME).observe(seconds * 1e6)
+        self._child(self.runtime_latency, model, api, RUNTIME).observe(seconds * 1e6)
 
     def observe_examples(self, model: str, count: int) -> None:
         self.example_counts.labels(model).observe(count)
@@ -241,9 +251,9 @@ class ServingMetrics:
         self.warmup_records.labels(model_path, status).inc(records)
 
     def observe_batch(self, servable, signature, size: int, queued_seconds: float = 0.0) -> None:
-        self.batch_size.labels(servable.name, str(servable.version), signature.name).observe(size)
+        self._child(self.batch_size, servable.name, str(servable.version), signature.name).observe(size)
         self.wrapped_runs.inc()
-        self.queuing_latency.labels(BATCH_THREAD_POOL).observe(queued_seconds * 1e6)
+        self._child(self.queuing_latency, BATCH_THREAD_POOL).observe(queued_seconds * 1e6)
 
     def set_available(self, model: str, version: int, available: bool) -> None:
         self.available.labels(model, str(version)).set(1 if available else 0)

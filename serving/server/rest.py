@@ -35,13 +35,13 @@ from serving.errors import (
     ServingError,
     message,
 )
-from serving.server import responses
+from serving.server import json_codec, responses
 from serving.server.examples import examples_from_json
 from serving.server.limits import RequestLimits, check_json_depth
 from serving.server.memory import MemoryReleaser
 from serving.server.metrics import CONTENT_TYPE_LATEST, REST, ServingMetrics
 from serving.server.runtime import ModelRef, Runtime
-from serving.server.tensors import json_inputs, json_outputs
+from serving.server.tensors import json_inputs
 
 __all__ = ["RestApi"]
 
@@ -73,7 +73,7 @@ def _parse_json(raw: bytes, max_depth: int) -> dict[str, Any]:
             )
         )
     try:
-        body = check_json_depth(raw, max_depth, json.loads)
+        body = check_json_depth(raw, max_depth, json_codec.loads)
     except json.JSONDecodeError as err:
         raise InvalidArgument(
             message(
@@ -172,22 +172,25 @@ class RestApi:
 
     async def _read(self, request: web.Request) -> bytes:
         limit = self.max_request_bytes
-        too_large = RequestTooLarge(
-            message(
-                "Request body is too large",
-                expected=f"at most {limit} bytes",
-                received=f"{request.content_length if request.content_length else 'more'} bytes",
-                fix="Send fewer instances per request, or raise the server's max request size.",
+
+        def too_large() -> RequestTooLarge:
+            return RequestTooLarge(
+                message(
+                    "Request body is too large",
+                    expected=f"at most {limit} bytes",
+                    received=f"{request.content_length if request.content_length else 'more'} bytes",
+                    fix="Send fewer instances per request, or raise the server's max request size.",
+                )
             )
-        )
+
         if request.content_length is not None and request.content_length > limit:
-            raise too_large
+            raise too_large()
         try:
             if request.content.is_eof():  # the whole body is here already (small requests): no timer
                 return await request.read()
             return await asyncio.wait_for(request.read(), self.limits.body_timeout_s)
         except web.HTTPRequestEntityTooLarge:
-            raise too_large from None
+            raise too_large() from None
         except asyncio.TimeoutError:
             raise RequestTimeout(
                 message(
@@ -250,7 +253,8 @@ class RestApi:
         self.metrics.observe_request(
             model=model, api=verb, entrypoint=REST, status="OK", seconds=time.perf_counter() - started
         )
-        response = web.Response(text=json.dumps(payload), content_type=_JSON)
+        body = payload if isinstance(payload, bytes) else json_codec.dumps(payload)
+        response = web.Response(body=body, content_type=_JSON, charset="utf-8")
         if self.memory is not None:
             self.memory.after(size)
         return response
@@ -262,7 +266,9 @@ class RestApi:
         reason = getattr(err, "reason", None) or _REJECTION_REASONS.get(type(err))
         if reason:
             self.metrics.reject(REST, reason)
-        response = web.Response(text=json.dumps({"error": err.text}), status=err.http_status, content_type=_JSON)
+        response = web.Response(
+            body=json_codec.dumps({"error": err.text}), status=err.http_status, content_type=_JSON, charset="utf-8"
+        )
         if isinstance(err, MethodNotAllowed):
             response.headers["Allow"] = err.allow
         if isinstance(err, (RequestTimeout, RequestTooLarge)):
@@ -271,7 +277,7 @@ class RestApi:
             self.memory.after(size)  # the body read, if any
         return response
 
-    async def _predict(self, ref: ModelRef, body: dict[str, Any], bools: bool) -> tuple[int, dict]:
+    async def _predict(self, ref: ModelRef, body: dict[str, Any], bools: bool) -> tuple[int, bytes]:
         formats = []
 
         def build(signature):
@@ -279,8 +285,8 @@ class RestApi:
             formats.append(fmt)
             return inputs
 
-        result = await self.runtime.predict(ref, _signature_name(body), build)
-        return result.version, json_outputs(result.outputs, formats[0])
+        result = await self.runtime.predict(ref, _signature_name(body), build, may_run_on_loop=True)
+        return result.version, json_codec.predict_body(result.outputs, formats[0])
 
     async def _classify(self, ref: ModelRef, body: dict[str, Any], bools: bool) -> tuple[int, dict]:
         result = await self.runtime.classify(ref, _signature_name(body), examples_from_json(body))

@@ -117,10 +117,17 @@ class Runtime:
             await self._scheduler.stop()
         self._executor.shutdown(wait=True)
 
-    async def run(self, servable: Servable, signature: Signature, inputs: Mapping[str, np.ndarray]) -> dict:
+    async def run(
+        self,
+        servable: Servable,
+        signature: Signature,
+        inputs: Mapping[str, np.ndarray],
+        *,
+        may_run_on_loop: bool = False,
+    ) -> dict:
         try:
             if self._scheduler is not None:
-                return await self._scheduler.run(servable, signature, inputs)
+                return await self._scheduler.run(servable, signature, inputs, may_run_on_loop=may_run_on_loop)
             return await asyncio.get_running_loop().run_in_executor(self._executor, signature.run, inputs)
         except Exception as err:  # noqa: BLE001 - translated to a status code
             raise translate_tf_error(err) from None
@@ -131,17 +138,25 @@ class Runtime:
         signature_name: str,
         build_inputs: Callable[[Signature], Mapping[str, np.ndarray]],
         output_filter: list[str] | None = None,
+        *,
+        may_run_on_loop: bool = False,
     ) -> Result:
-        """Predict on any signature; `build_inputs` converts the request body."""
+        """Predict on any signature; `build_inputs` converts the request body.
+
+        `may_run_on_loop`: see `BatchScheduler.run` (True for Predict over REST and gRPC).
+        """
         inference.require_model_name(ref.name)
-        with self.manager.handle(ref.name, ref.version, ref.label) as servable:
+        servable = self.manager.acquire(ref.name, ref.version, ref.label)
+        try:  # `manager.handle()` without a generator's cost, on the path of every request
             signature = inference.predict_signature(servable, signature_name)
             inputs = check_inputs(signature, build_inputs(signature), ref.name)
             started = time.perf_counter()
-            outputs = await self.run(servable, signature, inputs)
+            outputs = await self.run(servable, signature, inputs, may_run_on_loop=may_run_on_loop)
             self.metrics.observe_runtime(ref.name, "Predict", time.perf_counter() - started)
             outputs = inference.filter_outputs(signature, outputs, output_filter or [])
             return Result(servable.version, signature.name, outputs)
+        finally:
+            servable.release()
 
     async def classify(self, ref: ModelRef, signature_name: str, examples: np.ndarray) -> Result:
         """Classify serialized tf.Examples; outputs are per-example (label, score) lists."""

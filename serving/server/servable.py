@@ -45,11 +45,13 @@ class TensorSpec:
     shape: tuple[int | None, ...] | None
     numpy_dtype: np.dtype = dataclasses.field(init=False, repr=False, compare=False)
     is_string: bool = dataclasses.field(init=False, repr=False, compare=False)
+    datatype_enum: int = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Computed once: the request path compares dtypes on every call.
         is_string = self.dtype == tf.string
         object.__setattr__(self, "is_string", is_string)
+        object.__setattr__(self, "datatype_enum", self.dtype.as_datatype_enum)
         object.__setattr__(self, "numpy_dtype", np.dtype(object) if is_string else np.dtype(self.dtype.as_numpy_dtype))
 
     @classmethod

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -436,13 +436,31 @@ def _bytes_to_json(value: Any, as_b64: bool) -> Any:
     return {_B64: base64.b64encode(value).decode("ascii")}
 
 
-def json_outputs(outputs: Mapping[str, np.ndarray], fmt: str) -> dict[str, Any]:
-    """Builds the predict response body: `predictions` (rows) or `outputs`."""
+def json_outputs(
+    outputs: Mapping[str, np.ndarray],
+    fmt: str,
+    convert: Callable[[np.ndarray, str], Any] = array_to_json,
+) -> dict[str, Any]:
+    """Builds the predict response body: `predictions` (rows) or `outputs`.
+
+    Args:
+        outputs: Output alias to value.
+        fmt: `JsonFormat.ROW` or `JsonFormat.COLUMNAR`, the request's format.
+        convert: Turns one output into its JSON value (`array_to_json`, or
+            the identity for a writer that takes numpy arrays).
+
+    Returns:
+        The body as a dict.
+
+    Raises:
+        InvalidArgument: Row format with a scalar output, or outputs whose
+            batch sizes differ.
+    """
     names = sorted(outputs)
     if fmt == JsonFormat.COLUMNAR:
         if len(names) == 1:
-            return {"outputs": array_to_json(outputs[names[0]], names[0])}
-        return {"outputs": {name: array_to_json(outputs[name], name) for name in names}}
+            return {"outputs": convert(outputs[names[0]], names[0])}
+        return {"outputs": {name: convert(outputs[name], name) for name in names}}
     sizes = {}
     for name in names:
         if outputs[name].ndim == 0:
@@ -465,15 +483,15 @@ def json_outputs(outputs: Mapping[str, np.ndarray], fmt: str) -> dict[str, Any]:
             )
         )
     if len(names) == 1:
-        return {"predictions": array_to_json(outputs[names[0]], names[0])}
-    columns = {name: array_to_json(outputs[name], name) for name in names}
+        return {"predictions": convert(outputs[names[0]], names[0])}
+    columns = {name: convert(outputs[name], name) for name in names}
     rows = [{name: columns[name][i] for name in names} for i in range(next(iter(sizes.values())))]
     return {"predictions": rows}
 
 
 def proto_to_array(proto: tensor_pb2.TensorProto, spec: TensorSpec) -> np.ndarray:
     """Converts a request TensorProto to numpy, checking its dtype."""
-    if proto.dtype != spec.dtype.as_datatype_enum and not (
+    if proto.dtype != spec.datatype_enum and not (
         tf.dtypes.as_dtype(proto.dtype).is_integer and spec.dtype.is_floating
     ):
         raise InvalidArgument(
@@ -486,12 +504,11 @@ def proto_to_array(proto: tensor_pb2.TensorProto, spec: TensorSpec) -> np.ndarra
             )
         )
     try:
-        if proto.tensor_content and proto.dtype != tf.string.as_datatype_enum:
+        content = proto.tensor_content
+        if content and not spec.is_string and proto.dtype == spec.datatype_enum:
             # Fast path for what tf.make_tensor_proto writes for numpy arrays.
             shape = [d.size for d in proto.tensor_shape.dim]
-            return np.frombuffer(proto.tensor_content, dtype=tf.dtypes.as_dtype(proto.dtype).as_numpy_dtype).reshape(
-                shape
-            )
+            return np.frombuffer(content, dtype=spec.numpy_dtype).reshape(shape)
         return tf.make_ndarray(proto)
     except (TypeError, ValueError) as err:
         raise InvalidArgument(
@@ -529,22 +546,44 @@ _PROTO_FIELD = {
 }
 
 
-def array_to_proto(array: np.ndarray) -> tensor_pb2.TensorProto:
+def _datatype_enum(dtype: np.dtype) -> int:
+    enum = _DATATYPE_ENUM.get(dtype)
+    if enum is None:
+        enum = _DATATYPE_ENUM[dtype] = tf.dtypes.as_dtype(dtype).as_datatype_enum
+    return enum
+
+
+_DATATYPE_ENUM: dict[np.dtype, int] = {}  # numpy dtype -> TensorProto dtype, filled on first use
+
+
+def array_to_proto(array: np.ndarray, proto: tensor_pb2.TensorProto | None = None) -> tensor_pb2.TensorProto:
     """Converts a numpy output to a TensorProto.
 
     Numbers go into the typed repeated field (`float_val`, `int64_val`, ...),
     as TensorFlow Serving writes them by default (its
     `--enable_serialization_as_tensor_content` is off), so clients that read
     `outputs["y"].float_val` work; other numeric dtypes go into tensor_content.
+
+    Args:
+        array: The value.
+        proto: An empty TensorProto to fill in place (e.g. a response's
+            `outputs[alias]`, which saves a copy); a new one when None.
+
+    Returns:
+        The filled TensorProto.
     """
+    if proto is None:
+        proto = tensor_pb2.TensorProto()
     if array.dtype.kind in "fiub":
-        proto = tensor_pb2.TensorProto(dtype=tf.dtypes.as_dtype(array.dtype).as_datatype_enum)
+        proto.dtype = _datatype_enum(array.dtype)
         field = _PROTO_FIELD.get(array.dtype)
         if field is None:
             proto.tensor_content = np.ascontiguousarray(array).tobytes()
         else:
             getattr(proto, field).extend(array.ravel().tolist())
+        dims = proto.tensor_shape.dim
         for size in array.shape:
-            proto.tensor_shape.dim.add(size=size)
+            dims.add(size=size)
         return proto
-    return tf.make_tensor_proto(array)
+    proto.CopyFrom(tf.make_tensor_proto(array))
+    return proto

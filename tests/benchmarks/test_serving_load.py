@@ -66,7 +66,7 @@ def test_a_running_server_that_does_not_answer_is_named_in_the_error(flag):
         server.check()
 
 
-def test_targets_say_met_or_missed_against_the_ceiling(capsys):
+def test_targets_say_met_or_missed_against_floor_and_ceiling(capsys):
     qps = {
         (serving_load.CEILING, "-"): 1000.0,
         (serving_load.FLOOR, "REST"): 800.0,
@@ -80,10 +80,10 @@ def test_targets_say_met_or_missed_against_the_ceiling(capsys):
 
     out = capsys.readouterr().out
     assert (
-        "- REST: batching on / off = 6.00x (target >= 3x: met); served / in-process = 0.60x (target >= 0.5x: met)"
-        in out
-    )
-    assert (
+        "- REST: served (batching on) / floor = 0.75x (target >= 0.5x: met); "
+        "batching on / off = 6.00x (target >= 3x: met); served / in-process = 0.60x (target >= 0.5x: met)"
+    ) in out
+    assert (  # no gRPC floor measured: no served / floor ratio
         "- gRPC: batching on / off = 2.50x (target >= 3x: MISSED); served / in-process = 0.25x (target >= 0.5x: MISSED)"
         in out
     )

@@ -12,7 +12,7 @@ setup(
     description="Declarative TFX pipelines: one YAML file from raw data to TensorFlow Serving.",
     python_requires=">=3.10,<3.11",
     packages=find_packages(include=["pipelines*", "components*", "serving*"]),
-    package_data={"pipelines": ["examples/*.yaml"]},
+    package_data={"pipelines": ["examples/*.yaml", "report/templates/*.j2", "ui/templates/*.html"]},
     install_requires=[
         "tfx==1.16.0",
         "dill",
@@ -20,6 +20,12 @@ setup(
         "aiohttp>=3.9",
         "prometheus-client>=0.17",
         "croniter>=2",
+        "jinja2>=3",  # the run report and the UI
+        "matplotlib>=3.8",  # the run report's charts (inline SVG)
+        "tabulate",  # `runs` tables
+        "pyarrow",  # ExampleGen's fast CSV path
+        "google-crc32c",  # its TFRecord framing
+        "kubeflow-training==1.7.0",  # the multi-worker Trainer's TFJob (works with TFX's kubernetes<27)
     ],
     extras_require={
         "dev": ["pytest", "ruff"],
@@ -28,5 +34,7 @@ setup(
         # Running the generated DAG; Airflow 2.x needs Werkzeug<3, so `make test` gives it
         # its own .venv-airflow (docs/orchestrators.md).
         "airflow": ["apache-airflow>=2.9,<3"],
+        # `orchestrator.beam: {runner: dask}`: Beam's DaskRunner on a dask.distributed cluster.
+        "dask": ["dask>=2024.4.2", "distributed>=2024.4.2"],
     },
 )

@@ -146,10 +146,7 @@ def run_ours(root: str, data_dir: str, log: str) -> dict:
     with open(spec_file, "w") as handle:
         yaml.safe_dump(spec, handle)
     seconds, rss = timed_tree([sys.executable, os.path.join(REPO, "pipelines", "run_local.py"), spec_file], log)
-    metadata = os.path.join(root, "run", "metadata.db")
-    if not os.path.exists(metadata):
-        found = [os.path.join(d, f) for d, _, files in os.walk(root) for f in files if f == "metadata.db"]
-        metadata = found[0]
+    metadata = os.path.join(root, "run", "metadata.sqlite")  # ResolvedSpec.metadata_path
     return {"seconds": seconds, "rss_gb": rss, "components": component_seconds(metadata)}
 
 

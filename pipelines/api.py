@@ -104,11 +104,15 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
         )
         if summary.pushed_path:
             print(f"Serving: {summary.pushed_path}", file=stream)
+        from pipelines.report.paths import report_path
+
+        report = report_path(resolved.root, record.run_id)
+        if os.path.isfile(report):
+            print(f"Report: {report}", file=stream)
         return RunOutcome(True, seconds, summary, run_id=record.run_id)
 
     from pipelines.runners.local import run_pipeline
     from pipelines.runners.progress import ProgressPrinter
-    from pipelines.runners.summary import format_summary, summarize
 
     print(
         f"Pipeline {resolved.name}: {len(resolved.data_files)} data file(s), root {resolved.root}",
@@ -124,30 +128,30 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
 
     for warning in unhonoured_settings(resolved.spec.orchestrator, "local"):
         print(f"warning: {warning}", file=sys.stderr, flush=True)
+    from pipelines.runners.memory_check import memory_warnings
+
+    for warning in memory_warnings(resolved, [node.id for node in tfx_pipeline.components]):
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
 
     spec_hooks = build_hooks(resolved.spec)  # `hooks:` in the spec, before those given here
+    from pipelines.report import RunReporter
+
+    reporter = RunReporter(resolved, tfx_pipeline, log_file, stream)  # a failed run's report is written by the hook
     try:
         result = run_pipeline(
             tfx_pipeline,
             log_file,
-            hooks=[ProgressPrinter(stream), *spec_hooks, *(hooks or [])],
+            hooks=[ProgressPrinter(stream), *spec_hooks, *(hooks or []), reporter],
             policies=policies_from_spec(resolved.spec.orchestrator),
         )
     finally:
         for hook in spec_hooks:
             getattr(hook, "close", lambda: None)()
-    connection = tfx_pipeline.metadata_connection_config
-    summary = summarize(connection, result.components)
+    from pipelines.runners.run_end import finish_run
+
     seconds = time.perf_counter() - started
-    print(format_summary(summary, seconds, log_file), file=stream, flush=True)
-    fingerprint.write_record(
-        resolved,
-        fingerprint.RunRecord(
-            fingerprint=current,
-            run_id=result.run_id,
-            max_execution_id=fingerprint.max_execution_id(resolved.metadata_path),
-            outputs=summary.output_uris + ([summary.pushed_path] if summary.pushed_path else []),
-            summary=summary.to_dict(),
-        ),
+    connection = tfx_pipeline.metadata_connection_config
+    summary = finish_run(
+        resolved, result.run_id, connection, result.components, reporter, current, seconds, log_file, stream
     )
     return RunOutcome(False, seconds, summary, result.components, log_file, result.run_id)

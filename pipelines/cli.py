@@ -19,8 +19,10 @@ import tempfile
 import traceback
 from collections.abc import Sequence
 
+from pipelines.history.commands import add_runs_command
 from pipelines.spec import SpecError
 from pipelines.targets.commands import add_compile_command, add_submit_command, add_target_option
+from pipelines.ui.commands import add_ui_command
 
 __all__ = ["main", "DEFAULT_SPEC"]
 
@@ -120,6 +122,7 @@ def _cmd_run(args) -> int:
     from pipelines.api import run
     from pipelines.runners.local import ComponentFailed
     from pipelines.runners.lock import RootBusy
+    from pipelines.targets.dask_runner import DaskUnavailable
 
     resolved = _load(args.spec)
     target = args.target or resolved.spec.orchestrator.target
@@ -143,6 +146,9 @@ def _cmd_run(args) -> int:
         return 1
     except RootBusy as error:
         print(f"error: {error}", file=sys.stderr)
+        return 1
+    except DaskUnavailable as error:
+        print(f"error: {resolved.spec_file}: {error}", file=sys.stderr)
         return 1
     except SpecError:
         raise
@@ -176,6 +182,8 @@ def _parser() -> argparse.ArgumentParser:
     add_target_option(run)
     add_compile_command(commands)
     add_submit_command(commands)
+    add_runs_command(commands)
+    add_ui_command(commands)
     run.set_defaults(handler=_cmd_run)
     components = commands.add_parser("components", help="list built-in steps, installed components and hooks")
     components.set_defaults(handler=_cmd_components)

@@ -140,7 +140,13 @@ def evaluation_request(resolved: ResolvedSpec, config: TransformConfig):
 
 
 def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAULT_BEAM_ARGS):
-    """Returns the `tfx.orchestration.pipeline.Pipeline` for a checked spec."""
+    """Returns the `tfx.orchestration.pipeline.Pipeline` for a checked spec.
+
+    With `orchestrator.beam` the components' Beam arguments are that runner's, whatever `beam_args` says.
+
+    Raises:
+      DaskUnavailable: `orchestrator.beam` names a Dask scheduler that does not answer or has no workers.
+    """
     import dataclasses
 
     from tfx.components import (
@@ -278,6 +284,12 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
         )
     # Custom `steps:` from the spec, spliced in after the built-in components exist.
     components = add_custom_steps(spec, components)
+    if spec.orchestrator.beam is not None:
+        # `orchestrator.beam: {runner: dask}`: every Beam-powered component on the Dask cluster.
+        from pipelines.targets import dask_runner
+
+        dask_runner.check_scheduler(spec.orchestrator.beam.address)
+        beam_args = dask_runner.component_beam_args(spec.orchestrator)
     return pipeline.Pipeline(
         pipeline_name=resolved.name,
         pipeline_root=resolved.artifact_root,

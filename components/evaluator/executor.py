@@ -11,8 +11,10 @@ After TFMA, a gated metric that is NaN or inf voids the blessing, and
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from absl import logging
@@ -21,8 +23,8 @@ from tfx.components.evaluator import constants
 from tfx.components.evaluator import executor as tfx_evaluator_executor
 from tfx.types import artifact_utils, standard_component_specs
 
-from components.evaluator import trivial_baseline
-from components.evaluator.eval_config import EvaluationRequest, build_eval_config
+from components.evaluator import report_plots, trivial_baseline
+from components.evaluator.eval_config import EvaluationRequest, build_eval_config, num_classes_of
 from components.evaluator.verdict import candidate_metrics, explain, write_verdict
 
 __all__ = ["Executor", "gated_metric_names"]
@@ -57,16 +59,17 @@ class Executor(tfx_evaluator_executor.Executor):
         model_uri = artifact_utils.get_single_uri(input_dict[standard_component_specs.MODEL_KEY])
         classes = trivial_baseline.read_label_classes(model_uri) or request.classes
         baseline = None
-        if not request.thresholds:
-            examples = input_dict[standard_component_specs.EXAMPLES_KEY]
-            split_uri = artifact_utils.get_split_uri(examples, "eval")
-            baseline = trivial_baseline.choose_baseline(
-                request,
-                classes,
-                lambda: trivial_baseline.read_eval_labels(model_uri, split_uri, request.label_key),
+        examples = input_dict[standard_component_specs.EXAMPLES_KEY]
+        labels = functools.cache(  # read at most once: by the baseline and by a regression's report plot
+            lambda: trivial_baseline.read_eval_labels(
+                model_uri, artifact_utils.get_split_uri(examples, "eval"), request.label_key
             )
+        )
+        if not request.thresholds:
+            baseline = trivial_baseline.choose_baseline(request, classes, labels)
             logging.info("No thresholds declared: the candidate must beat %s", baseline)
         eval_config = build_eval_config(request, classes, baseline)
+        _add_report_plots(eval_config, request, classes, labels)
         properties = dict(exec_properties)
         properties[standard_component_specs.EVAL_CONFIG_KEY] = json_format.MessageToJson(eval_config)
         super().Do(input_dict, output_dict, properties)
@@ -84,6 +87,22 @@ class Executor(tfx_evaluator_executor.Executor):
             _mark_not_blessed(blessing)
         write_verdict(blessing.uri, blessed, reasons, {"classes": list(classes) if classes else None})
         logging.info("Verdict: %s (%s)", "BLESSED" if blessed else "NOT BLESSED", "; ".join(reasons))
+
+
+def _add_report_plots(eval_config, request: EvaluationRequest, classes, labels: Callable[[], Any]) -> None:
+    """Appends the run report's ungated plots (`report_plots.py`); a regression reads the labels' range first.
+
+    The plots are for people only: a problem reading the labels skips them (logged) and fails nothing.
+    """
+    span = None
+    if request.task == "regression":
+        try:
+            span = report_plots.label_range(labels())
+        except Exception as error:  # noqa: BLE001 - the report's plot must not fail the evaluation
+            logging.warning("No calibration plot for the report: could not read the eval labels (%s)", error)
+    spec = report_plots.report_metrics_spec(request.task, num_classes_of(request, classes), span)
+    if spec is not None:
+        eval_config.metrics_specs.append(spec)
 
 
 def _mark_not_blessed(blessing: types.Artifact) -> None:

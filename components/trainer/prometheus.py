@@ -1,12 +1,20 @@
 """Training metrics for Prometheus: served on 127.0.0.1 or pushed to a Pushgateway.
 
-Gauges: `trainer_examples_per_second`, `trainer_step`, `trainer_loss`, and
-per GPU (`gpu` label) `trainer_gpu_utilization_percent`,
-`trainer_gpu_memory_used_bytes`, when NVML can read them. Each exporter has
-its own registry, so several trainings in one process do not collide.
+Names follow Prometheus' conventions (base units, `_total` counters):
+
+- counters `trainer_steps_total` (the optimizer's step count: a training
+  resumed from a checkpoint starts from its step) and `trainer_examples_total`
+  (steps x the global batch);
+- gauges `trainer_examples_per_second`, `trainer_loss`, and per GPU (`gpu`
+  label) `trainer_gpu_utilization_ratio` (0-1) and
+  `trainer_gpu_memory_used_bytes`, when NVML can read them.
+
+Pushes go to job `trainer`, grouped by `grouping` (`run_fn` passes the
+pipeline and run id: one Pushgateway group per run). Each exporter has its
+own registry, so several trainings in one process do not collide.
 
 Example:
-    >>> exporter = MetricsExporter(port=9464)  # curl 127.0.0.1:9464/metrics
+    >>> exporter = MetricsExporter(port=9464, examples_per_step=256)  # curl 127.0.0.1:9464/metrics
     >>> exporter.update(step=100, loss=0.4, examples_per_second=5000.0)
     >>> exporter.close()
 """
@@ -14,26 +22,29 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Optional
 
 from absl import logging
-from prometheus_client import CollectorRegistry, Gauge, push_to_gateway, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, push_to_gateway, start_http_server
 
 from components.trainer.gpu_monitor import GpuMonitor, GpuSample
 
-__all__ = ["MetricsExporter"]
+__all__ = ["MetricsExporter", "TRAINER_JOB"]
+
+TRAINER_JOB = "trainer"  # the Pushgateway job of every training push
 
 
 class MetricsExporter:
-    """Owns the gauges, the optional HTTP server and the optional Pushgateway pushes.
+    """Owns the metrics, the optional HTTP server and the optional Pushgateway pushes.
 
     Args:
       port: serve `/metrics` on 127.0.0.1:`port`; None: no server.
       pushgateway_url: push to this Pushgateway (job `trainer`); None: no push.
-      grouping: Pushgateway grouping labels (e.g. the pipeline run).
+      grouping: Pushgateway grouping labels, e.g. `{"pipeline": "taxi", "run_id": "..."}`.
       gpus: TensorFlow GPU indices to read through NVML.
       push_interval_seconds: at most one push per interval (and one at `close`).
+      examples_per_step: examples one optimizer step consumes (the global batch), for `trainer_examples_total`.
 
     Raises:
       OSError: `port` is taken.
@@ -43,23 +54,31 @@ class MetricsExporter:
         self,
         port: Optional[int] = None,
         pushgateway_url: Optional[str] = None,
-        grouping: Optional[dict[str, str]] = None,
+        grouping: Optional[Mapping[str, str]] = None,
         gpus: Sequence[int] = (),
         push_interval_seconds: float = 10.0,
+        examples_per_step: int = 0,
     ):
         self.registry = CollectorRegistry()
-        self._examples = Gauge("trainer_examples_per_second", "Training examples per second.", registry=self.registry)
-        self._step = Gauge("trainer_step", "Optimizer steps done.", registry=self.registry)
+        self._steps = Counter("trainer_steps", "Optimizer steps done.", registry=self.registry)
+        self._examples = Counter(
+            "trainer_examples", "Training examples consumed (steps x global batch).", registry=self.registry
+        )
+        self._examples_per_second = Gauge(
+            "trainer_examples_per_second", "Training examples per second.", registry=self.registry
+        )
         self._loss = Gauge("trainer_loss", "Training loss (running mean of the epoch).", registry=self.registry)
         self._gpu_util = Gauge(
-            "trainer_gpu_utilization_percent", "GPU utilisation (NVML).", ["gpu"], registry=self.registry
+            "trainer_gpu_utilization_ratio", "GPU utilisation, 0-1 (NVML).", ["gpu"], registry=self.registry
         )
         self._gpu_memory = Gauge(
             "trainer_gpu_memory_used_bytes", "GPU memory in use (NVML).", ["gpu"], registry=self.registry
         )
+        self._examples_per_step = examples_per_step
+        self._counted_steps = 0
         self._gpus = GpuMonitor(gpus)
         self._pushgateway_url = pushgateway_url
-        self._grouping = grouping or {}
+        self._grouping = dict(grouping or {})
         self._push_interval = push_interval_seconds
         self._last_push: Optional[float] = None  # never: the first update pushes
         self._server = None
@@ -74,12 +93,22 @@ class MetricsExporter:
             logging.info("Training metrics on http://127.0.0.1:%d/metrics", port)
 
     def update(self, step: int, loss: Optional[float], examples_per_second: Optional[float]) -> None:
-        """Sets the gauges (and pushes when a push is due)."""
-        self._step.set(step)
+        """Counts the steps done since the last update, sets the gauges, and pushes when a push is due.
+
+        Args:
+          step: the optimizer's step count now (a step count lower than the last one is not counted).
+          loss: the running training loss, or None.
+          examples_per_second: the throughput since the last update, or None.
+        """
+        done = step - self._counted_steps
+        if done > 0:
+            self._steps.inc(done)
+            self._examples.inc(done * self._examples_per_step)
+            self._counted_steps = step
         if loss is not None:
             self._loss.set(loss)
         if examples_per_second is not None:
-            self._examples.set(examples_per_second)
+            self._examples_per_second.set(examples_per_second)
         self._record_gpus(self._gpus.sample())
         if self._pushgateway_url and (
             self._last_push is None or time.monotonic() - self._last_push >= self._push_interval
@@ -88,17 +117,21 @@ class MetricsExporter:
 
     def _record_gpus(self, samples: list[GpuSample]) -> None:
         for sample in samples:
-            self._gpu_util.labels(gpu=str(sample.gpu)).set(sample.utilization_percent)
+            self._gpu_util.labels(gpu=str(sample.gpu)).set(sample.utilization_percent / 100)
             self._gpu_memory.labels(gpu=str(sample.gpu)).set(sample.memory_used_bytes)
 
     def push(self) -> None:
-        """Pushes every gauge now; a failed push is logged, never fatal to training."""
+        """Pushes every metric now (replacing this run's group); a failed push is logged, never fatal."""
         if not self._pushgateway_url:
             return
         self._last_push = time.monotonic()
         try:
             push_to_gateway(
-                self._pushgateway_url, job="trainer", registry=self.registry, grouping_key=self._grouping, timeout=5
+                self._pushgateway_url,
+                job=TRAINER_JOB,
+                registry=self.registry,
+                grouping_key=self._grouping,
+                timeout=5,
             )
         except OSError as error:
             logging.warning("Pushgateway %s did not take the metrics: %s", self._pushgateway_url, error)

@@ -32,6 +32,7 @@ from components.trainer import strategy as strategy_lib
 from components.trainer.datasets import build_datasets
 from components.trainer.options import TrainingOptions
 from components.trainer.performance import PerformanceMonitor, input_bound_advice
+from components.trainer.pipeline_run import pipeline_run_labels
 from components.trainer.prometheus import MetricsExporter
 from components.trainer.trainer_model import StepTimer, as_trainer_model
 from components.transform.config import TransformConfig, vocabulary_name
@@ -252,7 +253,13 @@ def run_fn(fn_args) -> None:
         _create_optimizer_variables(model)
     exporter = None
     if choice.is_chief and (options.metrics_port is not None or options.pushgateway_url):
-        exporter = MetricsExporter(options.metrics_port, options.pushgateway_url, gpus=choice.gpus)
+        exporter = MetricsExporter(
+            options.metrics_port,
+            options.pushgateway_url,
+            grouping=pipeline_run_labels(),  # one Pushgateway group per pipeline run
+            gpus=choice.gpus,
+            examples_per_step=options.global_batch(choice.replicas),
+        )
     monitor = PerformanceMonitor(options.global_batch(choice.replicas), getattr(model, "step_timer", None), exporter)
     started = time.perf_counter()
     try:

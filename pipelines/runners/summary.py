@@ -172,7 +172,8 @@ def _confusion_line(classes: list[str], rows: list[list[int]]) -> str:
     return f"Confusion matrix (actual -> predicted {' '.join(classes)}): {cells}"
 
 
-def format_summary(summary: RunSummary, seconds: float, log_file: str) -> str:
+def format_summary(summary: RunSummary, seconds: float, log_file: str, report: str | None = None) -> str:
+    """The summary lines a person reads after a run; `report` is the HTML report's path, when one was written."""
     lines = []
     if summary.blessed is None:
         lines.append("Model: not evaluated")
@@ -200,5 +201,7 @@ def format_summary(summary: RunSummary, seconds: float, log_file: str) -> str:
     version = summary.deployed.get("version")
     if version not in (None, "-1", -1):
         lines.append(f"Serving: version {version} is `stable` (verified; p99 {summary.deployed.get('p99_ms')} ms)")
+    if report:
+        lines.append(f"Report: {report}")
     lines.append(f"Took {seconds:.1f}s. Full log: {log_file}")
     return "\n".join(lines)

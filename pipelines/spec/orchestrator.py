@@ -21,6 +21,7 @@ __all__ = [
     "ComponentRunSpec",
     "KubeflowSpec",
     "AirflowSpec",
+    "BeamRunnerSpec",
     "OrchestratorSpec",
     "TARGETS",
     "DEFAULT_IMAGE",
@@ -129,6 +130,32 @@ class AirflowSpec:
             )
 
 
+# `orchestrator.beam.runner`: engines this project starts the Beam runner for. Flink, Spark and Dataflow
+# take their usual flags in `beam_args`.
+BeamRunner = Literal["dask"]
+_ADDRESS = re.compile(r"^(tcp://)?(?P<host>[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})$")
+
+
+@dataclasses.dataclass(frozen=True)
+class BeamRunnerSpec:
+    """The engine the Beam-powered components run on (`pipelines.targets.dask_runner`).
+
+    `runner: dask` sends each component's Beam pipeline to the dask.distributed
+    scheduler at `address` (`HOST:PORT`, as `dask scheduler` prints it).
+    """
+
+    runner: BeamRunner
+    address: str = "127.0.0.1:8786"
+
+    def __post_init__(self):
+        match = _ADDRESS.match(self.address)
+        if not match or not 0 < int(match.group("port")) < 65536:
+            raise ValueError(
+                "`address` must be the Dask scheduler's HOST:PORT. Expected a host and a port from 1 to 65535. "
+                f'Received: address={self.address!r}. Example: `address: "127.0.0.1:8786"`.'
+            )
+
+
 @dataclasses.dataclass(frozen=True)
 class OrchestratorSpec:
     """Where and when the pipeline runs.
@@ -141,7 +168,9 @@ class OrchestratorSpec:
     `nvidia-gfd` (NVIDIA GPU feature discovery's `nvidia.com/gpu.product`) or
     `none` (any node with the `nvidia.com/gpu` resource).
     `beam_args` are Beam pipeline arguments for the Beam-powered components
-    (for example `--runner=FlinkRunner`); `image` is the container image of
+    (for example `--runner=FlinkRunner`); `beam` runs them on an engine this
+    project sets up (`{runner: dask, address: HOST:PORT}`, local and beam
+    targets); `image` is the container image of
     every component on kubeflow. `components` maps component ids
     (`Trainer`, `Evaluator`, ...) to their resources, retries and time limits.
     """
@@ -151,6 +180,7 @@ class OrchestratorSpec:
     platform: Platform = "none"
     image: str = DEFAULT_IMAGE
     beam_args: Optional[list[str]] = None
+    beam: Optional[BeamRunnerSpec] = None
     components: dict[str, ComponentRunSpec] = dataclasses.field(default_factory=dict)
     kubeflow: KubeflowSpec = dataclasses.field(default_factory=KubeflowSpec)
     airflow: AirflowSpec = dataclasses.field(default_factory=AirflowSpec)
@@ -182,6 +212,7 @@ def rule_orchestrator(ctx) -> Iterator:
                 f"ranges, lists and steps. Received: {orchestrator.schedule!r}. Write the days out, for example "
                 '`"0 3 28-31 * *"` instead of `"0 3 L * *"`.',
             )
+    yield from _beam_runner_problems(ctx, orchestrator)
     root = ctx.spec.pipeline.root or ""
     if orchestrator.target != "kubeflow" and "://" in root:
         yield ctx.problem(
@@ -219,6 +250,27 @@ def rule_orchestrator(ctx) -> Iterator:
                 f"only the Trainer runs on several workers. Expected workers: 1 for {component_id}. "
                 f"Received: workers={settings.workers}. Remove `workers`, or move it under `Trainer`.",
             )
+
+
+def _beam_runner_problems(ctx, orchestrator: OrchestratorSpec) -> Iterator:
+    """`beam` is for the local and beam targets, and chooses the runner alone."""
+    if orchestrator.beam is None:
+        return
+    if orchestrator.target not in ("local", "beam"):
+        yield ctx.problem(
+            "orchestrator.beam",
+            f"`beam: {{runner: {orchestrator.beam.runner}}}` runs on the local and beam targets only. Expected target "
+            f"local or beam. Received: target={orchestrator.target!r}. Remove `beam`, or pass the runner's flags in "
+            "`beam_args`.",
+        )
+    runner_flags = [a for a in orchestrator.beam_args or () if a.split("=", 1)[0] == "--runner"]
+    if runner_flags:
+        yield ctx.problem(
+            "orchestrator.beam_args",
+            f"`beam_args` names a runner and `beam` chooses one too. Expected one of them. Received: "
+            f"{runner_flags[0]!r} and `beam: {{runner: {orchestrator.beam.runner}}}`. Remove the `--runner` flag, "
+            "or remove `beam`.",
+        )
 
 
 def _placement_problem(platform: str, accelerator: Optional[str]) -> Optional[str]:

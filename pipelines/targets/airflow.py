@@ -1,22 +1,29 @@
-"""The airflow target: a DAG file on TFX's AirflowDagRunner.
+"""The airflow target: a DAG file whose tasks run one TFX component each.
 
 The generated file is a few lines: it calls `build_dag(SPEC_FILE)`, which
 reads the spec each time Airflow parses the folder, so the DAG follows the
-spec. Each component is one Airflow task; `schedule` becomes the DAG's
-schedule, and `retries` / `timeout_seconds` the task's `retries` /
-`execution_timeout`. Resources cannot be applied by Airflow's
-PythonOperator: they are reported with a warning.
+spec. Parsing stays light (Airflow parses every DAG file every few minutes,
+and gives up on one after `dagbag_import_timeout`): the DAG is built from the
+spec's step graph (`pipelines.steps`, no TensorFlow, no TFX), one plain
+`PythonOperator` per component. TFX is imported when a task runs
+(`pipelines.targets.airflow_tasks.run_component`). A spec with custom
+`steps:` imports those steps' modules to read their signatures.
+
+`schedule` becomes the DAG's schedule, and `retries` / `timeout_seconds` the
+task's `retries` / `execution_timeout`. Resources cannot be applied by
+Airflow's PythonOperator: they are reported with a warning.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import os
 
 from pipelines.spec import ResolvedSpec
 
-__all__ = ["write_dag_file", "build_dag", "dag_file_text"]
+__all__ = ["write_dag_file", "build_dag", "dag_file_text", "step_dependencies", "CONTROL_EDGES"]
 
 # Values from the spec enter the file only as Python literals (`repr`), never
 # inside the docstring or a comment: a file name holding `"""` or a newline
@@ -33,6 +40,12 @@ SPEC_FILE = {spec_file!r}
 dag = build_dag(SPEC_FILE)
 '''
 
+# Ordering the compiler adds without a data dependency (`add_upstream_node` in
+# pipelines/compiler.py): Transform waits for the DataGate's verdict.
+CONTROL_EDGES: dict[str, frozenset[str]] = {"Transform": frozenset({"DataGate"})}
+
+_RETRY_DELAY = datetime.timedelta(seconds=10)
+
 
 def dag_file_text(resolved: ResolvedSpec) -> str:
     """The DAG file's text; every spec value in it is a Python literal."""
@@ -48,14 +61,51 @@ def write_dag_file(resolved: ResolvedSpec, output_dir: str) -> list[str]:
     return [path]
 
 
-def build_dag(spec_file: str):
-    """The Airflow DAG for the spec at `spec_file` (called by the generated DAG file)."""
-    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    from tfx.orchestration.airflow.airflow_dag_runner import AirflowDagRunner, AirflowPipelineConfig
+def step_dependencies(resolved: ResolvedSpec) -> dict[str, set[str]]:
+    """Each component id the spec compiles to, mapped to the ids it waits for (producers first).
 
-    from pipelines.compiler import compile_pipeline
+    The same components and order as `compile_pipeline`, read from the step
+    graph without TensorFlow or TFX (a contract test compares the two).
+
+    Raises:
+        GraphError: the spec's custom steps break a graph rule (a checked spec never does).
+    """
+    from pipelines.graph import GraphError, GraphProblem
+    from pipelines.steps.builtins import builtin_nodes
+    from pipelines.steps.plan import plan_steps
+
+    if resolved.spec.steps:
+        plan = plan_steps(resolved.spec)
+        if plan.problems or plan.graph is None:
+            raise GraphError([GraphProblem("spec", "error", message, path, path) for path, message in plan.problems])
+        graph = plan.graph
+    else:
+        from pipelines.graph import Graph
+
+        graph = Graph(builtin_nodes(resolved.spec))
+    return {
+        node_id: graph.upstream(graph.nodes[node_id]) | (CONTROL_EDGES.get(node_id, frozenset()) & set(graph.nodes))
+        for node_id in graph.topological_order()
+    }
+
+
+def build_dag(spec_file: str):
+    """The Airflow DAG for the spec at `spec_file` (called by the generated DAG file).
+
+    Args:
+        spec_file: The pipeline YAML file.
+
+    Returns:
+        An `airflow.models.DAG` with one `PythonOperator` per component.
+
+    Raises:
+        SpecError: the spec has problems (Airflow lists them as the file's import error).
+    """
+    from airflow.models.dag import DAG
+    from airflow.operators.python import PythonOperator
+
     from pipelines.spec import load_spec
-    from pipelines.targets.beam import beam_args
+    from pipelines.targets.airflow_tasks import run_component
     from pipelines.targets.resources import unhonoured_settings
     from pipelines.targets.schedule import airflow_schedule
 
@@ -63,23 +113,30 @@ def build_dag(spec_file: str):
     orchestrator = resolved.spec.orchestrator
     for warning in unhonoured_settings(orchestrator, "airflow"):
         logging.warning("%s", warning)
-    from pipelines.compiler import DEFAULT_BEAM_ARGS
-
-    args = beam_args(resolved) if orchestrator.beam_args else DEFAULT_BEAM_ARGS
-    tfx_pipeline = compile_pipeline(resolved, args)
-    dag_config = {
-        "schedule": airflow_schedule(orchestrator.schedule),
-        "start_date": datetime.datetime.fromisoformat(orchestrator.airflow.start_date),
-        "catchup": orchestrator.airflow.catchup,
-        "max_active_runs": 1,
-    }
-    dag = AirflowDagRunner(AirflowPipelineConfig(airflow_dag_config=dag_config)).run(tfx_pipeline)
-    for task in dag.tasks:
-        settings = orchestrator.components.get(task.task_id)
-        if settings is None:
-            continue
-        task.retries = settings.retries
-        task.retry_delay = datetime.timedelta(seconds=10)
-        if settings.timeout_seconds:
-            task.execution_timeout = datetime.timedelta(seconds=settings.timeout_seconds)
+    dag = DAG(
+        dag_id=resolved.name,
+        schedule=airflow_schedule(orchestrator.schedule),
+        start_date=datetime.datetime.fromisoformat(orchestrator.airflow.start_date),
+        catchup=orchestrator.airflow.catchup,
+        max_active_runs=1,
+    )
+    tasks = {}
+    for component_id, upstream in step_dependencies(resolved).items():
+        settings = orchestrator.components.get(component_id)
+        timing = {}
+        if settings is not None:
+            timing["retries"] = settings.retries
+            timing["retry_delay"] = _RETRY_DELAY
+            if settings.timeout_seconds:
+                timing["execution_timeout"] = datetime.timedelta(seconds=settings.timeout_seconds)
+        # The spec file and id are bound here, not passed as `op_kwargs`: Airflow renders
+        # op_kwargs as Jinja templates, and a path holding `{{` must reach the task unchanged.
+        tasks[component_id] = PythonOperator(
+            task_id=component_id,
+            python_callable=functools.partial(run_component, spec_file, component_id),
+            dag=dag,
+            **timing,
+        )
+        for parent in sorted(upstream):
+            tasks[component_id].set_upstream(tasks[parent])
     return dag

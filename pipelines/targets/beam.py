@@ -16,6 +16,10 @@ FnApiRunner anyway. The BeamDagRunner's own orchestration pipeline runs there
 as well. Local runners need no packaging (their workers run this Python);
 for a remote runner this project is built once per run as a wheel and passed
 as `--extra_package`, unless the arguments already bring their dependencies.
+
+A run prints and writes what a local run does: the `[i/n] component` progress
+lines (each node's launch wrapped in the run's hooks, see `beam_progress`), the
+summary block, the HTML report and the `last_run.json` and run-history records.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import glob
+import logging
 import os
 import shutil
 import subprocess
@@ -104,8 +109,13 @@ def beam_args(resolved: ResolvedSpec) -> tuple[str, ...]:
 
     Declared `orchestrator.beam_args` are kept, with the DirectRunner swapped for
     the FnApiRunner it falls back to; without them, small data runs in process and
-    larger data on one worker process per core.
+    larger data on one worker process per core. `orchestrator.beam` (a Dask
+    cluster) gives `pipelines.targets.dask_runner.component_beam_args`.
     """
+    if resolved.spec.orchestrator.beam is not None:
+        from pipelines.targets.dask_runner import component_beam_args
+
+        return component_beam_args(resolved.spec.orchestrator)
     declared = tuple(resolved.spec.orchestrator.beam_args or ())
     if not declared:
         if _data_bytes(resolved) <= IN_PROCESS_MAX_BYTES:
@@ -171,45 +181,81 @@ def _orchestration_on_fn_api_runner():
 def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, str]:
     """Runs the pipeline on TFX's BeamDagRunner; returns each component's MLMD state.
 
+    Prints what the local target prints: a `[i/n] component  executed|cached  seconds`
+    line as each component finishes, then the summary (verdict, metrics, pushed
+    model); the spec's `hooks:` run too. Holds the root's run lock, as a local run does.
+
+    Args:
+        resolved: a checked spec.
+        stream: where progress and the summary go (default stdout).
+
+    Returns:
+        Component id -> ML Metadata state of this run's executions (COMPLETE, CACHED, ...).
+
     Raises:
-        RuntimeError: a component failed (TFX's error is the cause); finished
+        ComponentFailed: a component failed (TFX's error is the cause); finished
             components stay published, so a rerun resumes from the failed one.
+        RootBusy: another run holds the pipeline root.
+        RuntimeError: the Beam orchestration failed outside any component.
     """
-    from tfx.orchestration.beam.beam_dag_runner import BeamDagRunner
+    started = time.perf_counter()  # as the local target's "Took": imports and compiling included
+    from tfx.dsl.compiler import compiler
 
     from pipelines.compiler import compile_pipeline
-    from pipelines.runners.fingerprint import max_execution_id
-    from pipelines.runners.local import _attach_log_file
+    from pipelines.report import RunReporter
+    from pipelines.runners.fingerprint import max_execution_id, run_fingerprint
+    from pipelines.runners.local import ComponentFailed, _attach_log_file
+    from pipelines.runners.lock import RunLock
+    from pipelines.runners.progress import ProgressPrinter
+    from pipelines.runners.recovery import recover_killed_run
+    from pipelines.runners.run_end import finish_run
+    from pipelines.runners.spec_hooks import build_hooks
+    from pipelines.targets.beam_progress import HookedBeamDagRunner, observing, substitute_run_id
     from pipelines.targets.mlmd_states import states_after
     from pipelines.targets.resources import unhonoured_settings
 
     stream = stream or sys.stdout
     for warning in unhonoured_settings(resolved.spec.orchestrator, "beam"):
         print(f"warning: {warning}", file=sys.stderr, flush=True)
-    staging = tempfile.mkdtemp(prefix="beam-package-")  # the run's one wheel, for a remote runner
-    args = with_project_package(beam_args(resolved), staging)
-    print(
-        f"Pipeline {resolved.name} on BeamDagRunner, components' Beam args: {' '.join(args)}", file=stream, flush=True
-    )
-    tfx_pipeline = compile_pipeline(resolved, args)
-    before = max_execution_id(resolved.metadata_path) if os.path.exists(resolved.metadata_path) else 0
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    log_file = os.path.join(resolved.log_dir, f"beam-{stamp}.log")
-    handler = _attach_log_file(log_file)
-    started = time.perf_counter()
-    try:
-        with _orchestration_on_fn_api_runner():
-            BeamDagRunner().run(tfx_pipeline)
-    except Exception as error:
-        raise RuntimeError(f"the Beam run failed: {error}\nFull log: {log_file}") from error
-    finally:
-        import logging
-
-        logging.getLogger().removeHandler(handler)
-        handler.close()
-        shutil.rmtree(staging, ignore_errors=True)
-        states = states_after(resolved.metadata_path, before)
-        for component_id, state in states.items():
-            print(f"  {component_id:<18} {state}", file=stream)
-    print(f"Done in {time.perf_counter() - started:.1f}s. Full log: {log_file}", file=stream, flush=True)
-    return states
+    with RunLock(resolved.root):
+        recovered = recover_killed_run(resolved)
+        if recovered:
+            print(recovered.describe(), file=stream, flush=True)
+        current = run_fingerprint(resolved)
+        staging = tempfile.mkdtemp(prefix="beam-package-")  # the run's one wheel, for a remote runner
+        args = with_project_package(beam_args(resolved), staging)
+        print(
+            f"Pipeline {resolved.name} on BeamDagRunner, components' Beam args: {' '.join(args)}",
+            file=stream,
+            flush=True,
+        )
+        tfx_pipeline = compile_pipeline(resolved, args)
+        before = max_execution_id(resolved.metadata_path)
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        log_file = os.path.join(resolved.log_dir, f"beam-{stamp}.log")
+        handler = _attach_log_file(log_file)
+        spec_hooks = build_hooks(resolved.spec)
+        reporter = RunReporter(resolved, tfx_pipeline, log_file, stream)  # a failed run's report is written by the hook
+        try:
+            ir = compiler.Compiler().compile(tfx_pipeline)
+            run_id = substitute_run_id(ir)
+            with observing(run_id, ir, [ProgressPrinter(stream), *spec_hooks, reporter]) as observer:
+                try:
+                    with _orchestration_on_fn_api_runner():
+                        HookedBeamDagRunner().run_with_ir(ir)
+                except Exception as error:
+                    logging.exception("The Beam run failed.")
+                    if observer.failed:
+                        component_id, cause = observer.failed
+                        raise ComponentFailed(component_id, cause, log_file) from cause
+                    raise RuntimeError(f"the Beam run failed: {error}\nFull log: {log_file}") from error
+        finally:
+            for hook in spec_hooks:
+                getattr(hook, "close", lambda: None)()
+            logging.getLogger().removeHandler(handler)
+            handler.close()
+            shutil.rmtree(staging, ignore_errors=True)
+        seconds = time.perf_counter() - started
+        connection = tfx_pipeline.metadata_connection_config
+        finish_run(resolved, run_id, connection, observer.results, reporter, current, seconds, log_file, stream)
+        return states_after(resolved.metadata_path, before)

@@ -32,10 +32,15 @@ def run_on_target(resolved, target: str) -> int:
             file=sys.stderr,
         )
         return 2
+    from pipelines.runners.local import ComponentFailed
     from pipelines.targets.beam import run_beam
 
     try:
         states = run_beam(resolved)
+    except ComponentFailed as error:  # worded as the local target words it
+        cause = str(error.__cause__).strip() or type(error.__cause__).__name__
+        print(f"error: Run failed at {error.component_id}: {cause}\nFull log: {error.log_file}", file=sys.stderr)
+        return 1
     except RuntimeError as error:
         print(f"\nRun failed: {error}", file=sys.stderr)
         return 1
@@ -63,6 +68,10 @@ def _cmd_compile(args) -> int:
     print(f"Compiled {resolved.name} for {compiled.target}:")
     for path in compiled.files:
         print(f"  {path}")
+    if compiled.target == "airflow":
+        from pipelines.targets.airflow_register import register_dag
+
+        print("\n".join(register_dag(compiled.files[0], resolved.name).lines))
     return 0
 
 
@@ -78,23 +87,52 @@ def add_compile_command(commands) -> None:
     compile_parser.set_defaults(handler=_cmd_compile)
 
 
+_SUBMIT_NEEDS = {
+    "kubeflow": (("host",), "--host http://127.0.0.1:8080"),
+    "vertex": (("project", "region"), "--project my-project --region us-central1"),
+}
+
+
 def _cmd_submit(args) -> int:
     from pipelines.targets.submit import SubmitError, submit_kubeflow
+    from pipelines.targets.vertex_submit import submit_vertex
 
-    try:
-        submission = submit_kubeflow(
-            args.compiled,
-            args.host,
-            experiment=args.experiment,
-            upload=args.upload,
-            schedule=args.schedule,
-            namespace=args.namespace,
-            token=args.token,
+    needed, example = _SUBMIT_NEEDS[args.target]
+    missing = [f"--{name.replace('_', '-')}" for name in needed if not getattr(args, name)]
+    if missing:
+        print(
+            f"error: submit --target {args.target} needs {' and '.join(missing)}. Expected e.g. {example}. "
+            f"Received none. Add {' '.join(missing)}.",
+            file=sys.stderr,
         )
+        return 2
+    try:
+        if args.target == "vertex":
+            submission = submit_vertex(
+                args.compiled,
+                args.project,
+                args.region,
+                schedule=args.schedule,
+                service_account=args.service_account,
+                endpoint=args.endpoint,
+            )
+        else:
+            submission = submit_kubeflow(
+                args.compiled,
+                args.host,
+                experiment=args.experiment,
+                upload=args.upload,
+                schedule=args.schedule,
+                namespace=args.namespace,
+                token=args.token,
+            )
     except SubmitError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    print(f"Submitted {args.compiled} to {args.host}:")
+    for warning in getattr(submission, "warnings", ()):
+        print(f"warning: {warning}", file=sys.stderr)
+    where = args.host if args.target == "kubeflow" else f"Vertex AI ({args.project}, {args.region})"
+    print(f"Submitted {args.compiled} to {where}:")
     for link in submission.links():
         print(f"  {link}")
     return 0
@@ -102,18 +140,27 @@ def _cmd_submit(args) -> int:
 
 def add_submit_command(commands) -> None:
     submit_parser = commands.add_parser(
-        "submit", help="send a compiled pipeline to an orchestrator (Kubeflow Pipelines: upload, run, schedule)"
+        "submit",
+        help="send a compiled pipeline to Kubeflow Pipelines (upload, run, schedule) or Vertex AI (run, schedule)",
     )
-    submit_parser.add_argument("compiled", help="the `compile --target kubeflow` output folder, or its pipeline.yaml")
-    submit_parser.add_argument("--target", choices=("kubeflow",), default="kubeflow", help="where to submit")
-    submit_parser.add_argument("--host", required=True, help="the KFP API URL, e.g. http://127.0.0.1:8080")
+    submit_parser.add_argument("compiled", help="the `compile --target kubeflow` output folder, or its package file")
+    submit_parser.add_argument("--target", choices=("kubeflow", "vertex"), default="kubeflow", help="where to submit")
+    submit_parser.add_argument("--host", default=None, help="kubeflow: the KFP API URL, e.g. http://127.0.0.1:8080")
     submit_parser.add_argument("--experiment", default="Default", help="experiment of the run (found or created)")
     submit_parser.add_argument("--upload", action="store_true", help="upload as a pipeline (or a new version)")
     submit_parser.add_argument(
-        "--schedule", action="store_true", help="create the recurring run from recurring_run.json instead of one run"
+        "--schedule",
+        action="store_true",
+        help="create the schedule (recurring_run.json, vertex_schedule.json) instead of one run",
     )
     submit_parser.add_argument("--namespace", default=None, help="multi-user KFP: the profile namespace")
     submit_parser.add_argument(
         "--token", default=os.environ.get("KFP_TOKEN"), help="bearer token (default: $KFP_TOKEN)"
+    )
+    submit_parser.add_argument("--project", default=None, help="vertex: the Google Cloud project")
+    submit_parser.add_argument("--region", default=None, help="vertex: the region, e.g. us-central1")
+    submit_parser.add_argument("--service-account", default=None, help="vertex: the service account runs act as")
+    submit_parser.add_argument(
+        "--endpoint", default=None, help="vertex: another API endpoint (an http:// one is called without credentials)"
     )
     submit_parser.set_defaults(handler=_cmd_submit)

@@ -1,10 +1,11 @@
-"""Multi-node training on Kubernetes: a Kubeflow training-operator TFJob.
+"""Multi-node training on Kubernetes: a Kubeflow training-operator TFJob, through kubeflow-training's SDK.
 
-`tfjob_manifest` builds the TFJob (one Chief and `workers - 1` Workers, each
-with the component's CPU, memory and GPUs) from the Kubernetes client's
-object model; the operator sets TF_CONFIG in every replica.
-`TFJobLauncher` submits it, streams its status (a Kubernetes watch) and
-waits until it succeeds or fails.
+`tfjob_model` builds the TFJob (one Chief and `workers - 1` Workers, each
+with the component's CPU, memory and GPUs) from kubeflow-training's models
+(`KubeflowOrgV1TFJob`, with the Kubernetes client's pod template); the
+operator sets TF_CONFIG in every replica. `tfjob_manifest` is the same job
+as a plain dict. `TFJobLauncher` submits it with kubeflow-training's
+`TrainingClient` and follows its conditions until it succeeds or fails.
 
 Example:
     >>> manifest = tfjob_manifest("taxi-train", "kubeflow", "gcr.io/me/yaml-tfx:0.1.0",
@@ -15,20 +16,20 @@ Example:
 
 from __future__ import annotations
 
-import copy
+import json
 import logging
 import os
-import time
 from collections.abc import Callable
 
 from pipelines.spec.orchestrator import ComponentRunSpec
 from pipelines.targets.gpu_nodes import gpu_placement
 from pipelines.targets.resources import GPU_RESOURCE
 
-__all__ = ["tfjob_manifest", "TFJobLauncher", "TFJobFailed", "GROUP", "VERSION", "PLURAL"]
+__all__ = ["tfjob_model", "tfjob_manifest", "as_manifest", "TFJobLauncher", "TFJobFailed", "GROUP", "VERSION", "PLURAL"]
 
 GROUP, VERSION, PLURAL = "kubeflow.org", "v1", "tfjobs"
-_FINISHED = ("Succeeded", "Failed")
+# TrainingClient.wait_for_job_conditions needs a limit; a job without `timeout_seconds` gets a week.
+_NO_LIMIT_SECONDS = 7 * 24 * 3600
 
 
 class TFJobFailed(RuntimeError):
@@ -81,6 +82,62 @@ def _as_model(data: dict, model: str):
     return client.ApiClient().deserialize(_Response(data), model)
 
 
+def tfjob_model(
+    name: str,
+    namespace: str,
+    image: str,
+    command: list[str],
+    settings: ComponentRunSpec,
+    service_account: str | None = None,
+    platform: str = "none",
+):
+    """The TFJob as kubeflow-training's `KubeflowOrgV1TFJob`, what `TrainingClient.create_tfjob` sends.
+
+    Args:
+        name: The TFJob's name (unique in `namespace` while it exists).
+        namespace: The namespace the training operator watches.
+        image: The container image every replica runs.
+        command: The command every replica runs.
+        settings: The Trainer's resources: `workers` (one Chief, the rest Workers), CPU, memory, GPUs;
+            `retries` becomes `runPolicy.backoffLimit`, `timeout_seconds` `runPolicy.activeDeadlineSeconds`.
+        service_account: The pods' Kubernetes service account (None: the namespace default).
+        platform: `gke`, `nvidia-gfd` or `none`: the GPU node labels and tolerations (`pipelines.targets.gpu_nodes`).
+
+    Returns:
+        A `kubeflow.training.KubeflowOrgV1TFJob`.
+
+    Raises:
+        ImportError: kubeflow-training is not installed (the message has the pip command).
+    """
+    from kubernetes import client
+
+    models = _training().models
+    replicas = {"Chief": 1, "Worker": settings.workers - 1}
+    return models.KubeflowOrgV1TFJob(
+        api_version=f"{GROUP}/{VERSION}",
+        kind="TFJob",
+        metadata=client.V1ObjectMeta(
+            name=name, namespace=namespace, labels={"app.kubernetes.io/created-by": "yaml-tfx"}
+        ),
+        spec=models.KubeflowOrgV1TFJobSpec(
+            run_policy=models.KubeflowOrgV1RunPolicy(
+                clean_pod_policy="Running",
+                backoff_limit=settings.retries,
+                active_deadline_seconds=settings.timeout_seconds or None,
+            ),
+            tf_replica_specs={
+                role: models.KubeflowOrgV1ReplicaSpec(
+                    replicas=count,
+                    restart_policy="OnFailure",
+                    template=_pod_template(image, command, settings, service_account, platform),
+                )
+                for role, count in replicas.items()
+                if count
+            },
+        ),
+    )
+
+
 def tfjob_manifest(
     name: str,
     namespace: str,
@@ -90,35 +147,26 @@ def tfjob_manifest(
     service_account: str | None = None,
     platform: str = "none",
 ) -> dict:
-    """The TFJob as a plain dict (what `kubectl apply -f` takes, once dumped to YAML).
+    """`tfjob_model(...)` as a plain dict (what `kubectl apply -f` takes, once dumped to YAML)."""
+    return as_manifest(tfjob_model(name, namespace, image, command, settings, service_account, platform))
 
-    `settings.retries` becomes `runPolicy.backoffLimit` and
-    `settings.timeout_seconds` `runPolicy.activeDeadlineSeconds`. `platform`
-    (`gke`, `nvidia-gfd`, `none`) decides the GPU node labels and tolerations
-    (`pipelines.targets.gpu_nodes`).
-    """
-    from kubernetes import client
 
-    template = client.ApiClient().sanitize_for_serialization(
-        _pod_template(image, command, settings, service_account, platform)
-    )
-    replicas = {"Chief": 1, "Worker": settings.workers - 1}
-    run_policy: dict = {"cleanPodPolicy": "Running", "backoffLimit": settings.retries}
-    if settings.timeout_seconds:
-        run_policy["activeDeadlineSeconds"] = settings.timeout_seconds
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "TFJob",
-        "metadata": {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/created-by": "yaml-tfx"}},
-        "spec": {
-            "runPolicy": run_policy,
-            "tfReplicaSpecs": {
-                role: {"replicas": count, "restartPolicy": "OnFailure", "template": copy.deepcopy(template)}
-                for role, count in replicas.items()
-                if count
-            },
-        },
-    }
+def as_manifest(job) -> dict:
+    """A kubeflow-training model as the API's JSON (camelCase, no empty fields)."""
+    return _training().ApiClient().sanitize_for_serialization(job)
+
+
+def _training():
+    """The kubeflow-training SDK, or an ImportError that says how to install it."""
+    try:
+        import kubeflow.training
+    except ImportError:
+        raise ImportError(
+            "multi-node training (Trainer `workers` > 1 on the kubeflow target) needs kubeflow-training's SDK, which "
+            "is not installed. Expected the `kubeflow.training` module. Run `pip install kubeflow-training==1.7.0` "
+            "(later releases need kubernetes>=27; TFX pins 26.1.0)."
+        ) from None
+    return kubeflow.training
 
 
 def _describe(status: dict) -> str:
@@ -134,86 +182,94 @@ def _describe(status: dict) -> str:
     return text + (f"; {replicas}" if replicas else "")
 
 
-def _phase(status: dict) -> str | None:
-    for condition in reversed(status.get("conditions") or []):
-        if condition.get("status") == "True" and condition.get("type") in _FINISHED:
-            return condition["type"]
-    return None
+def _failed(status: dict) -> bool:
+    return any(c.get("type") == "Failed" and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+def _api_cause(error: BaseException) -> str:
+    """The Kubernetes API's answer behind a TrainingClient error (it raises a bare RuntimeError from it)."""
+    cause = error.__cause__ or error.__context__
+    status = getattr(cause, "status", None)
+    if status is None:
+        return f"{type(cause).__name__}: {cause}" if cause else str(error)
+    try:
+        message = json.loads(cause.body).get("message") or cause.reason
+    except (TypeError, ValueError, AttributeError):
+        message = cause.reason
+    return f"HTTP {status} {message}"
 
 
 class TFJobLauncher:
-    """Submits a TFJob through the Kubernetes API and follows it to the end.
+    """Submits a TFJob with kubeflow-training's `TrainingClient` and follows its conditions to the end.
 
     Args:
-        api_client: a `kubernetes.client.ApiClient` (default: in-cluster
-            config, else the kubeconfig).
+        client_configuration: a `kubernetes.client.Configuration` for the cluster (default: the
+            kubeconfig in $KUBECONFIG or ~/.kube/config, else the in-cluster service account).
         report: called with one line per status change (default: logging).
-        watch_seconds: how long one watch request may stay open before it is
-            renewed.
+        poll_seconds: how often the job's status is read.
     """
 
-    def __init__(self, api_client=None, report: Callable[[str], None] | None = None, watch_seconds: int = 60):
-        from kubernetes import client
-
-        self.api = client.CustomObjectsApi(api_client or _default_api_client())
+    def __init__(self, client_configuration=None, report: Callable[[str], None] | None = None, poll_seconds=15.0):
+        # KUBECONFIG is read now, not when `kubernetes` was imported.
+        config_file = None if client_configuration else os.environ.get("KUBECONFIG")
+        self.client = _training().TrainingClient(config_file=config_file, client_configuration=client_configuration)
         self.report = report or (lambda line: logging.info("%s", line))
-        self.watch_seconds = watch_seconds
+        self.poll_seconds = poll_seconds
 
-    def submit(self, manifest: dict) -> dict:
-        meta = manifest["metadata"]
-        created = self.api.create_namespaced_custom_object(GROUP, VERSION, meta["namespace"], PLURAL, manifest)
-        self.report(f"TFJob {meta['namespace']}/{meta['name']} submitted.")
-        return created
-
-    def wait(self, namespace: str, name: str, timeout_seconds: float | None = None) -> dict:
-        """Streams status changes until the TFJob succeeds; returns its last status.
+    def submit(self, job) -> None:
+        """Creates `job` (a `KubeflowOrgV1TFJob`).
 
         Raises:
-            TFJobFailed: the job failed, or `timeout_seconds` passed first.
+            TFJobFailed: the Kubernetes API refused it or could not be reached (its answer is named).
         """
-        from kubernetes import watch
+        meta = job.metadata
+        try:
+            self.client.create_tfjob(job, namespace=meta.namespace)
+        except (RuntimeError, TimeoutError) as error:
+            raise TFJobFailed(
+                f"the Kubernetes API refused TFJob {meta.namespace}/{meta.name}: {_api_cause(error)}. Expected it "
+                f"to be created. Check that the training operator is installed (`kubectl get crd {PLURAL}.{GROUP}`) "
+                f"and that this service account may create {PLURAL} in {meta.namespace}."
+            ) from None
+        self.report(f"TFJob {meta.namespace}/{meta.name} submitted.")
 
-        deadline = time.monotonic() + timeout_seconds if timeout_seconds else None
-        last_line = None
-        while True:
-            stream = watch.Watch().stream(
-                self.api.list_namespaced_custom_object,
-                GROUP,
-                VERSION,
+    def wait(self, namespace: str, name: str, timeout_seconds: float | None = None) -> dict:
+        """Reports status changes until the TFJob succeeds; returns its last status (API JSON).
+
+        Raises:
+            TFJobFailed: the job failed, could no longer be read, or `timeout_seconds` passed first.
+        """
+        last = {"line": None, "status": {}}
+
+        def on_poll(job) -> None:
+            status = as_manifest(job.status) if job.status else {}
+            line = _describe(status)
+            if line != last["line"]:
+                self.report(f"TFJob {name}: {line}")
+            last.update(line=line, status=status)
+
+        limit = timeout_seconds or _NO_LIMIT_SECONDS
+        try:
+            self.client.wait_for_job_conditions(
+                name,
                 namespace,
-                PLURAL,
-                field_selector=f"metadata.name={name}",
-                timeout_seconds=self.watch_seconds,
+                job_kind="TFJob",
+                timeout=limit,
+                polling_interval=self.poll_seconds,
+                callback=on_poll,
             )
-            for event in stream:
-                if event["type"] == "DELETED":
-                    raise TFJobFailed(f"TFJob {namespace}/{name} was deleted before it finished.")
-                status = event["object"].get("status") or {}
-                line = _describe(status)
-                if line != last_line:
-                    self.report(f"TFJob {name}: {line}")
-                    last_line = line
-                phase = _phase(status)
-                if phase == "Succeeded":
-                    return status
-                if phase == "Failed":
-                    raise TFJobFailed(f"TFJob {namespace}/{name} failed: {line}")
-            if deadline and time.monotonic() > deadline:
-                raise TFJobFailed(f"TFJob {namespace}/{name} did not finish within {timeout_seconds:g}s: {last_line}")
+        except TimeoutError:
+            raise TFJobFailed(f"TFJob {namespace}/{name} did not finish within {limit:g}s: {last['line']}") from None
+        except RuntimeError as error:
+            if _failed(last["status"]):
+                raise TFJobFailed(f"TFJob {namespace}/{name} failed: {last['line']}") from None
+            raise TFJobFailed(
+                f"cannot read TFJob {namespace}/{name}: {_api_cause(error)}. Expected it until it finishes. "
+                f"Check that it was not deleted (`kubectl get {PLURAL} -n {namespace}`)."
+            ) from None
+        return last["status"]
 
-    def run(self, manifest: dict, timeout_seconds: float | None = None) -> dict:
-        """Submits `manifest` and waits for the TFJob; returns its final status."""
-        self.submit(manifest)
-        meta = manifest["metadata"]
-        return self.wait(meta["namespace"], meta["name"], timeout_seconds)
-
-
-def _default_api_client():
-    from kubernetes import client, config
-
-    try:
-        config.load_incluster_config()
-    except config.ConfigException:
-        # KUBECONFIG is read now, not when `kubernetes` was imported.
-        config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
-    return client.ApiClient()
+    def run(self, job, timeout_seconds: float | None = None) -> dict:
+        """Submits `job` (a `KubeflowOrgV1TFJob`) and waits for it; returns its final status."""
+        self.submit(job)
+        return self.wait(job.metadata.namespace, job.metadata.name, timeout_seconds)

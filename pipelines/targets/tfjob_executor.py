@@ -2,9 +2,11 @@
 
 The Trainer step's own container only launches: it builds the TFJob whose
 replicas run TFX's Trainer executor (`tfx.scripts.run_executor`, as TFX's
-Vertex trainer does), writes the manifest next to the model, submits it,
-streams its status and waits. Settings come from the Trainer's
-`custom_config["tfjob"]`, which the kubeflow target fills in.
+Vertex trainer does), writes the manifest next to the model, submits it
+with kubeflow-training's TrainingClient, reports its status and waits.
+Settings come from the Trainer's `custom_config["tfjob"]`, which the
+kubeflow target fills in (`poll_seconds`, default 15: how often the job's
+status is read).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 
 from pipelines.spec.orchestrator import ComponentRunSpec
-from pipelines.targets.tfjob import TFJobLauncher, tfjob_manifest
+from pipelines.targets.tfjob import TFJobLauncher, as_manifest, tfjob_model
 
 __all__ = ["Executor", "TFJOB_KEY", "TRAINER_EXECUTOR", "worker_command"]
 
@@ -49,21 +51,21 @@ class Executor(base_executor.BaseExecutor):
 
     def Do(self, input_dict, output_dict, exec_properties):  # noqa: N802 - TFX's executor API
         custom_config = json.loads(exec_properties.get("custom_config") or "{}")
-        job = custom_config.pop(TFJOB_KEY)
+        job_config = custom_config.pop(TFJOB_KEY)
         worker_properties = dict(exec_properties, custom_config=json.dumps(custom_config))
-        settings = ComponentRunSpec(**job["settings"])
-        name = f"{job['name']}-{time.strftime('%Y%m%d-%H%M%S')}"
-        manifest = tfjob_manifest(
-            name,
-            job["namespace"],
-            job["image"],
+        settings = ComponentRunSpec(**job_config["settings"])
+        job = tfjob_model(
+            f"{job_config['name']}-{time.strftime('%Y%m%d-%H%M%S')}",
+            job_config["namespace"],
+            job_config["image"],
             worker_command(input_dict, output_dict, worker_properties),
             settings,
-            job.get("service_account"),
-            job.get("platform", "none"),
+            job_config.get("service_account"),
+            job_config.get("platform", "none"),
         )
         model_uri = artifact_utils.get_single_uri(output_dict["model_run"])
         os.makedirs(model_uri, exist_ok=True)
         with open(os.path.join(model_uri, "tfjob.yaml"), "w", encoding="utf-8") as handle:
-            yaml.safe_dump(manifest, handle, sort_keys=False)
-        TFJobLauncher(report=print).run(manifest, timeout_seconds=settings.timeout_seconds)
+            yaml.safe_dump(as_manifest(job), handle, sort_keys=False)
+        launcher = TFJobLauncher(report=print, poll_seconds=job_config.get("poll_seconds", 15.0))
+        launcher.run(job, timeout_seconds=settings.timeout_seconds)

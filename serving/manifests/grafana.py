@@ -8,8 +8,11 @@ Three rows, each panel a PromQL query over names from `metric_names`:
   are in microseconds and shown in seconds. Prometheus scrapes the server as
   job `tfserving`.
 * Pipeline runs: the `prometheus` hook's `pipeline_*` metrics (pushed to the
-  Pushgateway, scraped with `honor_labels`).
-* Training: the trainer's `trainer_*` gauges (scraped, or pushed).
+  Pushgateway one group per run, scraped with `honor_labels`, so each series
+  has `pipeline` and `run_id`); the "last run" panels pick each pipeline's
+  newest run with `topk by (pipeline) (1, <timestamp>)`.
+* Training: the trainer's `trainer_*` counters and gauges (scraped, or pushed
+  one group per run).
 
 `$model` is a dashboard variable holding the model name.
 """
@@ -122,21 +125,36 @@ def _serving() -> list[Panel]:
     ]
 
 
+def _latest(timestamp: str) -> str:
+    """PromQL: of each pipeline, the series of `timestamp` from its newest run (the hook pushes one group per run)."""
+    return f"topk by (pipeline) (1, {timestamp})"
+
+
 def _pipeline() -> list[Panel]:
+    finished = f"and on (pipeline, run_id) {_latest(m.PIPELINE_RUN_FINISHED)}"  # the last finished run
+    started = f"and on (pipeline, run_id) {_latest(m.PIPELINE_RUN_STARTED)}"  # the run under way, or the last
     return [
-        Panel("Last run succeeded (1) or failed (0)", ((m.PIPELINE_RUN_SUCCESS, "{{pipeline}}"),)),
-        Panel("Last run duration", ((m.PIPELINE_RUN_SECONDS, "{{pipeline}}"),), "s"),
-        Panel("Since the last run ended", ((f"time() - {m.PIPELINE_RUN_FINISHED}", "{{pipeline}}"),), "s"),
+        Panel("Last run succeeded (1) or failed (0)", ((f"{m.PIPELINE_RUN_SUCCESS} {finished}", "{{pipeline}}"),)),
+        Panel("Last run duration", ((f"{m.PIPELINE_RUN_SECONDS} {finished}", "{{pipeline}}"),), "s"),
         Panel(
-            "Component duration (last run)",
-            ((m.PIPELINE_COMPONENT_SECONDS, "{{pipeline}} {{component}} {{status}}"),),
+            "Since the last run ended",
+            ((f"time() - max by (pipeline) ({m.PIPELINE_RUN_FINISHED})", "{{pipeline}}"),),
             "s",
         ),
         Panel(
-            "Components finished per hour, by status",
+            "Component duration (latest run)",
+            ((f"{m.PIPELINE_COMPONENT_SECONDS} {started}", "{{pipeline}} {{component}} {{status}}"),),
+            "s",
+        ),
+        Panel(
+            "Run duration (each run the Pushgateway keeps)", ((m.PIPELINE_RUN_SECONDS, "{{pipeline}} {{run_id}}"),), "s"
+        ),
+        Panel(
+            "Components by status, runs started in the last 24 h",
             (
                 (
-                    f"sum by (pipeline, status) (increase({m.PIPELINE_COMPONENT_RUNS}[1h]))",
+                    f"sum by (pipeline, status) ({m.PIPELINE_COMPONENT_RUNS} and on (pipeline, run_id) "
+                    f"({m.PIPELINE_RUN_STARTED} > time() - 86400))",
                     "{{pipeline}} {{status}}",
                 ),
             ),
@@ -145,12 +163,14 @@ def _pipeline() -> list[Panel]:
 
 
 def _training() -> list[Panel]:
+    run = "{{pipeline}} {{run_id}} {{instance}}"  # pushed: pipeline and run; scraped: the trainer's address
     return [
-        Panel("Examples per second", ((m.TRAINER_EXAMPLES_PER_SECOND, "{{job}} {{instance}}"),)),
-        Panel("Step", ((m.TRAINER_STEP, "{{job}} {{instance}}"),)),
-        Panel("Loss", ((m.TRAINER_LOSS, "{{job}} {{instance}}"),)),
-        Panel("GPU utilisation", ((m.TRAINER_GPU_UTILIZATION, "GPU {{gpu}}"),), "percent"),
-        Panel("GPU memory used", ((m.TRAINER_GPU_MEMORY_USED, "GPU {{gpu}}"),), "bytes"),
+        Panel("Examples per second", ((m.TRAINER_EXAMPLES_PER_SECOND, run),)),
+        Panel("Optimizer steps", ((m.TRAINER_STEPS, run),)),
+        Panel("Examples trained", ((m.TRAINER_EXAMPLES, run),)),
+        Panel("Loss", ((m.TRAINER_LOSS, run),)),
+        Panel("GPU utilisation", ((m.TRAINER_GPU_UTILIZATION, "GPU {{gpu}} {{run_id}}"),), "percentunit"),
+        Panel("GPU memory used", ((m.TRAINER_GPU_MEMORY_USED, "GPU {{gpu}} {{run_id}}"),), "bytes"),
     ]
 
 

@@ -34,33 +34,39 @@ __all__ = [
     "PIPELINE_COMPONENT_SECONDS",
     "PIPELINE_RUN_FINISHED",
     "PIPELINE_RUN_SECONDS",
+    "PIPELINE_RUN_STARTED",
     "PIPELINE_RUN_SUCCESS",
     "PROCESS_CPU_SECONDS",
     "PROCESS_RESIDENT_MEMORY",
     "REQUEST_COUNT",
     "REQUEST_LATENCY",
     "RUNTIME_LATENCY",
+    "TRAINER_EXAMPLES",
     "TRAINER_EXAMPLES_PER_SECOND",
     "TRAINER_GPU_MEMORY_USED",
     "TRAINER_GPU_UTILIZATION",
     "TRAINER_LOSS",
-    "TRAINER_STEP",
+    "TRAINER_STEPS",
 ]
 
 # prometheus_client's process collector (the embedded server; tensorflow_model_server has none).
 PROCESS_CPU_SECONDS = "process_cpu_seconds_total"
 PROCESS_RESIDENT_MEMORY = "process_resident_memory_bytes"
 
-# The pipeline hook (`hooks: [{uses: prometheus}]`), label `pipeline`.
+# The pipeline hook (`hooks: [{uses: prometheus}]`), label `pipeline`; pushed one Pushgateway group per run,
+# which adds `run_id` (and `job`) to every series.
 PIPELINE_COMPONENT_SECONDS = "pipeline_component_seconds"  # {component, status}
 PIPELINE_COMPONENT_RUNS = "pipeline_component_runs_total"  # {component, status}
+PIPELINE_RUN_STARTED = "pipeline_run_started_timestamp_seconds"
 PIPELINE_RUN_SECONDS = "pipeline_run_seconds"
 PIPELINE_RUN_SUCCESS = "pipeline_run_success"
 PIPELINE_RUN_FINISHED = "pipeline_run_finished_timestamp_seconds"
 
-# The trainer's exporter (`training.metrics_port` / `training.pushgateway_url`).
+# The trainer's exporter (`training.metrics_port` / `training.pushgateway_url`); pushed as job `trainer`,
+# one group per pipeline run (`pipeline`, `run_id`).
+TRAINER_STEPS = "trainer_steps_total"  # counter
+TRAINER_EXAMPLES = "trainer_examples_total"  # counter
 TRAINER_EXAMPLES_PER_SECOND = "trainer_examples_per_second"
-TRAINER_STEP = "trainer_step"
 TRAINER_LOSS = "trainer_loss"
-TRAINER_GPU_UTILIZATION = "trainer_gpu_utilization_percent"  # {gpu}
+TRAINER_GPU_UTILIZATION = "trainer_gpu_utilization_ratio"  # {gpu}, 0-1
 TRAINER_GPU_MEMORY_USED = "trainer_gpu_memory_used_bytes"  # {gpu}

@@ -3,8 +3,8 @@ that exist and selects samples they really export.
 
 Serving panels are checked against the scrape of a real embedded server on
 127.0.0.1 (batching on) after OK, failed, REST and gRPC requests; pipeline and
-training panels against the real `PrometheusHook` and trainer `MetricsExporter`
-served over HTTP on 127.0.0.1. Each PromQL expression is parsed with
+training panels against the real `PrometheusHook` (pushed to a real Pushgateway)
+and trainer `MetricsExporter` served over HTTP on 127.0.0.1. Each PromQL expression is parsed with
 promql-parser; `job`/`instance` come from the rendered prometheus.yml (and the
 Pushgateway's honor_labels for pushed metrics), as Prometheus would add them.
 """
@@ -24,6 +24,7 @@ import pytest
 import tensorflow as tf
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
+from pushgateway_process import running_pushgateway
 from serving_helpers import MODEL, b64, example, http, push
 from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
@@ -119,17 +120,22 @@ def serving_scrape(files, exports, tmp_path_factory) -> tuple[set[str], Samples]
 
 @pytest.fixture(scope="module")
 def pipeline_scrape() -> tuple[set[str], Samples]:
-    """The pipeline hook's metrics after a two-component run, as the Pushgateway serves them."""
-    hook = PrometheusHook(port=0)
-    try:
-        hook.before_run(pipeline_name="taxi")
-        hook.after_component(component_id="CsvExampleGen", status="executed", seconds=3.0)
-        hook.on_failure(component_id="Trainer", seconds=10.0)
-        hook.after_run(pipeline_name="taxi", status="failed", seconds=13.0)
-        names, samples = _scrape(f"http://127.0.0.1:{hook.port}/metrics")
-    finally:
-        hook.close()
-    return names, [(name, {**labels, "job": hook.job}) for name, labels in samples]
+    """The pipeline hook's metrics after two runs (one failed), scraped from a real Pushgateway.
+
+    Prometheus scrapes the Pushgateway with honor_labels, so each series keeps the pushed
+    `job`, `pipeline`, `run_id` (and `instance`) labels, as on the Pushgateway's page.
+    """
+    with running_pushgateway() as url:
+        for run_id, status in (("r1", "succeeded"), ("r2", "failed")):
+            hook = PrometheusHook(pushgateway_url=url)
+            hook.before_run(pipeline_name="taxi", run_id=run_id)
+            hook.after_component(component_id="CsvExampleGen", status="executed", seconds=3.0)
+            if status == "failed":
+                hook.on_failure(component_id="Trainer", seconds=10.0)
+            hook.after_run(pipeline_name="taxi", run_id=run_id, status=status, seconds=13.0)
+        names, samples = _scrape(f"{url}/metrics")
+    assert {labels.get("run_id") for name, labels in samples if name.startswith("pipeline_")} == {"r1", "r2"}
+    return names, samples
 
 
 @pytest.fixture(scope="module")
@@ -189,6 +195,42 @@ def dashboard_problems(panels: list[dict], names: set[str], samples: Samples) ->
     return problems
 
 
+def _nodes_selected(node) -> list[promql_parser.VectorSelector]:
+    """The selectors whose labels the result of `node` carries (`a and b`, `a unless b`: those of `a`)."""
+    if isinstance(node, promql_parser.BinaryExpr) and str(node.op) in ("and", "unless"):
+        return _nodes_selected(node.lhs)
+    found: list[promql_parser.VectorSelector] = []
+    promql_parser.walk(node, lambda n: found.append(n) if isinstance(n, promql_parser.VectorSelector) else None)
+    return found
+
+
+def _label_uses(node) -> list[tuple[str, list[promql_parser.VectorSelector]]]:
+    """(label, selectors that must carry it) for each `by (...)` and `on (...)` in the expression."""
+    uses: list[tuple[str, list[promql_parser.VectorSelector]]] = []
+
+    def visit(n) -> None:
+        if isinstance(n, promql_parser.AggregateExpr) and n.modifier is not None:
+            uses.extend((label, _nodes_selected(n.expr)) for label in n.modifier.labels)
+        if isinstance(n, promql_parser.BinaryExpr) and n.modifier is not None and n.modifier.matching:
+            sides = _nodes_selected(n.lhs) + _nodes_selected(n.rhs)
+            uses.extend((label, sides) for label in n.modifier.matching.labels)
+
+    promql_parser.walk(node, visit)
+    return uses
+
+
+def label_problems(panels: list[dict], samples: Samples) -> list[str]:
+    """Panels that group or join on a label that the samples of a metric they read lack."""
+    problems = []
+    for panel in panels:
+        for target in panel["targets"]:
+            for label, selectors in _label_uses(promql_parser.parse(target["expr"].replace("$model", MODEL))):
+                for metric in dict.fromkeys(_metric_name(selector) for selector in selectors):
+                    if not any(name == metric and label in labels for name, labels in samples):
+                        problems.append(f"panel {panel['title']!r}: {metric} has no label {label!r}")
+    return problems
+
+
 def test_every_expression_parses_and_the_layout_fits(files):
     dashboard = json.loads(files["grafana/dashboards/serving.json"])
     ids = [p["id"] for p in dashboard["panels"]]
@@ -218,6 +260,24 @@ def test_serving_panels_show_data_from_the_embedded_server(panels, serving_scrap
 def test_pipeline_panels_show_data_from_the_shipped_hook(panels, pipeline_scrape):
     problems = dashboard_problems(panels[grafana.PIPELINE_ROW], *pipeline_scrape)
     assert not problems, "\n".join(problems)
+
+
+def test_pipeline_panels_group_and_join_on_labels_the_pushed_series_have(panels, pipeline_scrape):
+    problems = label_problems(panels[grafana.PIPELINE_ROW], pipeline_scrape[1])
+    assert not problems, "\n".join(problems)
+    latest = [p for p in panels[grafana.PIPELINE_ROW] if "topk by (pipeline)" in p["targets"][0]["expr"]]
+    assert len(latest) == 3, [p["title"] for p in panels[grafana.PIPELINE_ROW]]
+
+
+def test_the_label_check_rejects_a_join_on_a_label_the_series_lack(pipeline_scrape):
+    panel = {
+        "title": "broken",
+        "targets": [{"expr": "pipeline_run_success and on (pipeline, attempt) pipeline_run_seconds"}],
+    }
+    assert label_problems([panel], pipeline_scrape[1]) == [
+        "panel 'broken': pipeline_run_success has no label 'attempt'",
+        "panel 'broken': pipeline_run_seconds has no label 'attempt'",
+    ]
 
 
 def test_training_panels_name_the_exporters_metrics_and_show_its_gauges(panels, training_scrape):

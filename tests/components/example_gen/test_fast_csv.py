@@ -13,8 +13,8 @@ import os
 
 import pytest
 import tensorflow as tf
-from test_csv_executor import MESSY, _run
 from taxi_fixtures import TAXI_CSV
+from test_csv_executor import MESSY, _run
 
 from components.example_gen import fast_csv
 from components.example_gen.csv_executor import read_header

@@ -131,7 +131,7 @@ def test_rows_were_dropped_and_built_in_steps_read_the_filtered_examples(run, ta
 
 def test_prometheus_hook_pushed_the_run_events(run, gateway):
     path, body = gateway.pushes[-1]
-    assert path == "/metrics/job/yaml_tfx/pipeline/taxi_filtered"
+    assert path.startswith("/metrics/job/yaml_tfx/pipeline/taxi_filtered/run_id/")  # one group per run
     assert (
         'pipeline_component_runs_total{component="DropShortTrips",pipeline="taxi_filtered",status="executed"} 1.0'
         in body

@@ -1,15 +1,18 @@
-"""Prometheus metrics: served on 127.0.0.1 while training, and pushed to a (real, local) Pushgateway."""
+"""Prometheus metrics: served on 127.0.0.1 while training, and pushed to a real Pushgateway on 127.0.0.1."""
 
 from __future__ import annotations
 
-import http.server
 import re
-import threading
 import urllib.request
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from pushgateway_process import groups, running_pushgateway, scrape
+from tfx.dsl.components.base.base_executor import BaseExecutor
+from tfx.proto.orchestration import pipeline_pb2
 from trainer_fixtures import free_port
 
+from components.trainer.pipeline_run import pipeline_run_labels
 from components.trainer.prometheus import MetricsExporter
 
 
@@ -20,10 +23,12 @@ def _gauge(body: str, name: str) -> float:
 
 
 def test_training_serves_its_metrics_over_http_while_it_runs(observed_run):
-    trained = [body for body in observed_run.scrapes if _gauge(body, "trainer_step") > 0]
+    trained = [body for body in observed_run.scrapes if _gauge(body, "trainer_steps_total") > 0]
     assert trained, f"{len(observed_run.scrapes)} scrapes, none after a training step"
     last = trained[-1]
-    assert 0 < _gauge(last, "trainer_step") <= 30
+    assert 0 < _gauge(last, "trainer_steps_total") <= 30
+    assert _gauge(last, "trainer_examples_total") == _gauge(last, "trainer_steps_total") * 32  # the global batch (CPU)
+    assert "# TYPE trainer_steps_total counter" in last and "# TYPE trainer_examples_total counter" in last
     assert _gauge(last, "trainer_examples_per_second") > 0
     assert 0 < _gauge(last, "trainer_loss") < 2
 
@@ -43,31 +48,54 @@ def test_a_taken_port_is_reported_with_the_fix():
         first.close()
 
 
-class _Pushgateway(http.server.BaseHTTPRequestHandler):
-    pushes: list[tuple[str, str]] = []
-
-    def do_PUT(self):  # noqa: N802 - http.server's naming
-        body = self.rfile.read(int(self.headers["Content-Length"])).decode()
-        self.pushes.append((self.path, body))
-        self.send_response(202)
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
+def _pushed(page: str, name: str) -> dict[str, float]:
+    """{run_id: value} of the samples called `name` that the trainer pushed for pipeline `taxi`."""
+    return {
+        sample.labels["run_id"]: sample.value
+        for family in text_string_to_metric_families(page)
+        for sample in family.samples
+        if sample.name == name and sample.labels.get("job") == "trainer" and sample.labels.get("pipeline") == "taxi"
+    }
 
 
-def test_metrics_are_pushed_to_a_pushgateway():
-    server = http.server.HTTPServer(("127.0.0.1", 0), _Pushgateway)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_port}"
-        exporter = MetricsExporter(pushgateway_url=url, grouping={"run": "r1"}, push_interval_seconds=3600)
-        exporter.update(step=7, loss=0.5, examples_per_second=1234.0)  # first update pushes at once
-        exporter.update(step=8, loss=0.4, examples_per_second=1300.0)  # within the interval: no push
-        exporter.close()  # the final values
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert [path for path, _ in _Pushgateway.pushes] == ["/metrics/job/trainer/run/r1"] * 2
-    assert "trainer_step 7.0" in _Pushgateway.pushes[0][1]
-    assert "trainer_step 8.0" in _Pushgateway.pushes[1][1]
+def test_each_run_pushes_its_own_group_and_counters_only_increase():
+    with running_pushgateway() as url:
+        pages = []
+        for run_id, steps in (("r1", (7, 8)), ("r2", (5, 20, 20, 19))):
+            exporter = MetricsExporter(
+                pushgateway_url=url,
+                grouping={"pipeline": "taxi", "run_id": run_id},
+                push_interval_seconds=0,  # push on every update
+                examples_per_step=32,
+            )
+            for step in steps:
+                exporter.update(step=step, loss=0.5, examples_per_second=1000.0 + step)
+                pages.append(scrape(url))
+            exporter.close()
+        found = sorted((g["labels"]["job"], g["labels"]["pipeline"], g["labels"]["run_id"]) for g in groups(url))
+    assert found == [("trainer", "taxi", "r1"), ("trainer", "taxi", "r2")]
+    assert _pushed(pages[-1], "trainer_steps_total") == {"r1": 8.0, "r2": 20.0}  # a lower step is not counted
+    assert _pushed(pages[-1], "trainer_examples_total") == {"r1": 8.0 * 32, "r2": 20.0 * 32}
+    assert _pushed(pages[-1], "trainer_examples_per_second") == {"r1": 1008.0, "r2": 1019.0}
+    for name in ("trainer_steps_total", "trainer_examples_total"):
+        seen = [_pushed(page, name).get("r2") for page in pages[2:]]
+        assert seen == sorted(seen), f"{name} went down: {seen}"
+
+
+class _RunFnCaller(BaseExecutor):
+    """A TFX executor whose `Do` calls what `GenericExecutor.Do` would call: here, the label lookup."""
+
+    def Do(self, input_dict, output_dict, exec_properties):  # noqa: N802 - TFX's name
+        return pipeline_run_labels()
+
+
+def test_the_pipeline_and_run_come_from_the_calling_tfx_executor():
+    context = BaseExecutor.Context(
+        pipeline_info=pipeline_pb2.PipelineInfo(id="taxi"), pipeline_run_id="2026-11-23T10:00:00.000001"
+    )
+    assert _RunFnCaller(context).Do({}, {}, {}) == {"pipeline": "taxi", "run_id": "2026-11-23T10:00:00.000001"}
+    assert _RunFnCaller(BaseExecutor.Context(pipeline_info=pipeline_pb2.PipelineInfo(id="taxi"))).Do({}, {}, {}) == {
+        "pipeline": "taxi"
+    }
+    assert _RunFnCaller().Do({}, {}, {}) == {}  # no context: nothing to group by
+    assert pipeline_run_labels() == {}  # outside an executor

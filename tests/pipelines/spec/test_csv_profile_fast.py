@@ -91,6 +91,11 @@ def test_the_fast_path_itself_profiles_these_files(tmp_path, text):
     path.write_text(text, encoding="utf-8")
     header = text.split("\n", 1)[0].split(",")
     profile = data_checks.fast_profile(
-        [str(path)], header, ("", "NA"), "impute", (), data_checks._open_text  # noqa: SLF001
+        [str(path)],
+        header,
+        ("", "NA"),
+        "impute",
+        (),
+        data_checks._open_text,  # noqa: SLF001
     )
     assert profile is not None and profile.columns == tuple(header)

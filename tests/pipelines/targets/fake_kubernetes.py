@@ -1,90 +1,49 @@
-"""A real HTTP server on 127.0.0.1 speaking the bits of the Kubernetes API a TFJob launcher uses.
+"""A real HTTP server on 127.0.0.1 speaking the bits of the Kubernetes API kubeflow-training's TrainingClient uses.
 
-- `POST /apis/kubeflow.org/v1/namespaces/NS/tfjobs` stores the TFJob (201).
-- `GET  .../tfjobs?watch=true&fieldSelector=metadata.name=NAME` streams watch
-  events, one JSON object a line, playing the training operator: the job's
-  status moves through `statuses` and the stream ends.
-- `GET  .../tfjobs/NAME` returns the stored object (404 when unknown).
+- `POST /apis/kubeflow.org/v1/namespaces/NS/tfjobs` stores the TFJob (201; 409 when it exists,
+  `refuse_create` for another Status answer).
+- `GET  .../tfjobs/NAME` returns the stored object (404 when unknown), playing the training
+  operator: each read moves the job's status one step through `statuses`, then it stays at the last.
+
+Every request is recorded as `{"method", "path", "body"}`; errors are Kubernetes `Status` objects.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PREFIX = "/apis/kubeflow.org/v1/namespaces/"
 
 
+def _status(code: int, reason: str, message: str) -> dict:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+
+
 class FakeKubernetes:
-    def __init__(self, statuses: list[dict], event_gap: float = 0.05):
+    """Start with `with FakeKubernetes(statuses) as server:`; `server.configuration()` points a client at it.
+
+    Args:
+        statuses: the TFJob `status` objects the operator moves through, one per read.
+        refuse_create: `(code, reason, message)` to answer every create with.
+    """
+
+    def __init__(self, statuses: list[dict], refuse_create: tuple[int, str, str] | None = None):
         self.statuses = statuses
-        self.event_gap = event_gap
+        self.refuse_create = refuse_create
         self.jobs: dict[tuple[str, str], dict] = {}
-        self.requests: list[tuple[str, str]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _send(self, code: int, body: dict) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _parts(self):
-                parsed = urllib.parse.urlparse(self.path)
-                if not parsed.path.startswith(PREFIX):
-                    return None
-                parts = parsed.path[len(PREFIX) :].split("/")  # NS, tfjobs[, NAME]
-                return parts, urllib.parse.parse_qs(parsed.query)
-
-            def do_POST(self):  # noqa: N802 - http.server's API
-                server.requests.append(("POST", self.path))
-                parsed = self._parts()
-                if not parsed or parsed[0][1:] != ["tfjobs"]:
-                    return self._send(404, {"kind": "Status", "code": 404})
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                key = (parsed[0][0], body["metadata"]["name"])
-                if key in server.jobs:
-                    return self._send(409, {"kind": "Status", "code": 409, "reason": "AlreadyExists"})
-                server.jobs[key] = body
-                self._send(201, body)
-
-            def do_GET(self):  # noqa: N802
-                server.requests.append(("GET", self.path))
-                parsed = self._parts()
-                if not parsed:
-                    return self._send(404, {"kind": "Status", "code": 404})
-                parts, query = parsed
-                if len(parts) == 3:
-                    job = server.jobs.get((parts[0], parts[2]))
-                    return self._send(200, job) if job else self._send(404, {"kind": "Status", "code": 404})
-                if query.get("watch", [""])[0].lower() != "true":
-                    return self._send(200, {"items": [j for (ns, _), j in server.jobs.items() if ns == parts[0]]})
-                name = query["fieldSelector"][0].split("=", 1)[1]
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                job = server.jobs[(parts[0], name)]
-                for index, status in enumerate(server.statuses):
-                    job["status"] = status
-                    event = {"type": "ADDED" if index == 0 else "MODIFIED", "object": job}
-                    self.wfile.write((json.dumps(event) + "\n").encode())
-                    self.wfile.flush()
-                    time.sleep(server.event_gap)
-                self.close_connection = True
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.reads: dict[tuple[str, str], int] = {}
+        self.requests: list[dict] = []
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -96,12 +55,68 @@ class FakeKubernetes:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def api_client(self):
+    def posted(self) -> list[dict]:
+        return [r["body"] for r in self.requests if r["method"] == "POST"]
+
+    def _answer(self, method: str, path: str, body: dict | None) -> tuple[int, dict]:
+        if not path.startswith(PREFIX):
+            return 404, _status(404, "NotFound", f"the server could not find the requested resource ({path})")
+        parts = path[len(PREFIX) :].split("/")  # NS, tfjobs[, NAME]
+        if method == "POST" and parts[1:] == ["tfjobs"]:
+            if self.refuse_create:
+                return self.refuse_create[0], _status(*self.refuse_create)
+            key = (parts[0], body["metadata"]["name"])
+            if key in self.jobs:
+                return 409, _status(409, "AlreadyExists", f'tfjobs.kubeflow.org "{key[1]}" already exists')
+            self.jobs[key] = body
+            return 201, body
+        if method == "GET" and len(parts) == 3 and parts[1] == "tfjobs":
+            key = (parts[0], parts[2])
+            if key not in self.jobs:
+                return 404, _status(404, "NotFound", f'tfjobs.kubeflow.org "{parts[2]}" not found')
+            step = min(self.reads.get(key, 0), len(self.statuses) - 1)
+            self.reads[key] = step + 1
+            self.jobs[key]["status"] = self.statuses[step]
+            return 200, self.jobs[key]
+        return 404, _status(404, "NotFound", f"the server could not find the requested resource ({path})")
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _serve(self, method: str) -> None:
+                path = urllib.parse.urlparse(self.path).path
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                fake.requests.append({"method": method, "path": path, "body": body})
+                code, answer = fake._answer(method, path, body)
+                data = json.dumps(answer).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):  # noqa: N802 - http.server's API
+                self._serve("GET")
+
+            def do_POST(self):  # noqa: N802
+                self._serve("POST")
+
+        return Handler
+
+    def configuration(self):
+        """A `kubernetes.client.Configuration` for this server (what TrainingClient takes)."""
         from kubernetes import client
 
         configuration = client.Configuration()
         configuration.host = self.url
-        return client.ApiClient(configuration)
+        return configuration
 
     def kubeconfig(self) -> dict:
         return {

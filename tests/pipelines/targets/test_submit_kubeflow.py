@@ -162,3 +162,12 @@ def test_the_real_kfp_client_makes_the_same_requests(compiled, mode, ours):
     assert [p for p, _ in sdk_posts] == [p for p, _ in our_posts]
     for (path, sdk_keys), (_, our_keys) in zip(sdk_posts, our_posts):
         assert set(sdk_keys) <= set(our_keys) | {"description", "namespace"}, path
+
+
+def test_kubeflow_without_a_host_says_which_option_is_missing(tmp_path, capsys):
+    from pipelines.cli import main as cli_main
+
+    code = cli_main(["submit", str(tmp_path), "--target", "kubeflow"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "error: submit --target kubeflow needs --host. Expected e.g. --host http://127.0.0.1:8080" in err

@@ -1,38 +1,48 @@
-"""Multi-node training: the TFJob manifest against the Kubernetes object model, and the launcher
-submitting, streaming and waiting against a real HTTP server speaking the Kubernetes API."""
+"""Multi-node training: the TFJob against kubeflow-training's and Kubernetes' object models, and the launcher
+(kubeflow-training's TrainingClient) submitting and following it against a real HTTP server speaking the
+Kubernetes API."""
 
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 import yaml
 from fake_kubernetes import FAILING, SUCCEEDING, FakeKubernetes
 
 from pipelines.spec.orchestrator import ComponentRunSpec
-from pipelines.targets.tfjob import TFJobFailed, TFJobLauncher, tfjob_manifest
+from pipelines.targets.tfjob import TFJobFailed, TFJobLauncher, tfjob_manifest, tfjob_model
 
 kubernetes = pytest.importorskip("kubernetes")
+training = pytest.importorskip("kubeflow.training")
 
 SETTINGS = ComponentRunSpec(
     cpu=8, memory="32Gi", gpus=2, accelerator="NVIDIA_TESLA_T4", workers=3, retries=2, timeout_seconds=3600
 )
 
 
+def job_args(name: str = "taxi-trainer", platform: str = "nvidia-gfd") -> tuple:
+    return name, "ml", "registry.example/yaml-tfx:0.1.0", ["python", "-m", "trainer"], SETTINGS, "trainer-sa", platform
+
+
 def manifest(name: str = "taxi-trainer", platform: str = "nvidia-gfd") -> dict:
-    return tfjob_manifest(
-        name, "ml", "registry.example/yaml-tfx:0.1.0", ["python", "-m", "trainer"], SETTINGS, "trainer-sa", platform
-    )
+    return tfjob_manifest(*job_args(name, platform))
+
+
+class _Response:
+    def __init__(self, payload):
+        self.data = json.dumps(payload)
 
 
 def _as_model(data: dict, model: str):
     """Deserializes `data` into a kubernetes client model, as the client does with API responses."""
+    return kubernetes.client.ApiClient().deserialize(_Response(data), model)
 
-    class Response:
-        def __init__(self, payload):
-            self.data = json.dumps(payload)
 
-    return kubernetes.client.ApiClient().deserialize(Response(data), model)
+def _as_tfjob(data: dict):
+    """Deserializes `data` into kubeflow-training's `KubeflowOrgV1TFJob`, as its TrainingClient reads jobs."""
+    return training.ApiClient().deserialize(_Response(data), "KubeflowOrgV1TFJob")
 
 
 def test_manifest_has_a_chief_and_workers_with_gpus_each():
@@ -85,13 +95,37 @@ def test_one_worker_means_a_chief_only():
     assert "activeDeadlineSeconds" not in single["spec"]["runPolicy"]
 
 
-def test_launcher_submits_streams_status_and_returns_when_the_job_succeeds():
+def test_manifest_parses_as_kubeflow_trainings_tfjob_unchanged():
+    document = manifest()
+    job = _as_tfjob(document)
+    assert isinstance(job, training.KubeflowOrgV1TFJob)
+    assert job.spec.run_policy.backoff_limit == 2 and job.spec.run_policy.active_deadline_seconds == 3600
+    assert {role: spec.replicas for role, spec in job.spec.tf_replica_specs.items()} == {"Chief": 1, "Worker": 2}
+    assert training.ApiClient().sanitize_for_serialization(job) == document
+
+
+def test_without_kubeflow_training_the_error_names_the_install_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "kubeflow.training", None)  # what `import` sees when it is not installed
+    with pytest.raises(ImportError, match=r"Run `pip install kubeflow-training==1.7.0`"):
+        tfjob_manifest(*job_args())
+
+
+def launcher(server: FakeKubernetes, lines: list | None = None, poll_seconds: float = 0.01) -> TFJobLauncher:
+    report = lines.append if lines is not None else (lambda line: None)
+    return TFJobLauncher(server.configuration(), report=report, poll_seconds=poll_seconds)
+
+
+def test_launcher_submits_with_the_training_client_and_reports_conditions_until_it_succeeds():
     lines = []
     with FakeKubernetes(SUCCEEDING) as server:
-        status = TFJobLauncher(server.api_client(), report=lines.append).run(manifest())
-        stored = server.jobs[("ml", "taxi-trainer")]
+        status = launcher(server, lines).run(tfjob_model(*job_args()))
 
-    assert stored["spec"] == manifest()["spec"]
+    (posted,) = server.posted()
+    job = _as_tfjob(posted)
+    assert (job.kind, job.metadata.namespace, job.metadata.name) == ("TFJob", "ml", "taxi-trainer")
+    (container,) = job.spec.tf_replica_specs["Worker"].template.spec.containers
+    assert container.image == "registry.example/yaml-tfx:0.1.0" and container.command == ["python", "-m", "trainer"]
+    assert {k: v for k, v in posted.items() if k != "status"} == manifest()
     assert status["conditions"][-1]["type"] == "Succeeded"
     assert lines == [
         "TFJob ml/taxi-trainer submitted.",
@@ -100,25 +134,53 @@ def test_launcher_submits_streams_status_and_returns_when_the_job_succeeds():
         "TFJob taxi-trainer: Running (TFJob is running.); Chief: active=1, Worker: active=2",
         "TFJob taxi-trainer: Succeeded (TFJob successfully completed.); Chief: succeeded=1, Worker: succeeded=2",
     ]
-    watches = [path for method, path in server.requests if method == "GET"]
-    assert (
-        len(watches) == 1 and "watch=True" in watches[0] and "fieldSelector=metadata.name%3Dtaxi-trainer" in watches[0]
-    )
+    assert [(r["method"], r["path"]) for r in server.requests] == [
+        ("POST", "/apis/kubeflow.org/v1/namespaces/ml/tfjobs")
+    ] + [("GET", "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/taxi-trainer")] * len(SUCCEEDING)
 
 
 def test_launcher_raises_with_the_operators_reason_when_the_job_fails():
     with FakeKubernetes(FAILING) as server:
-        with pytest.raises(TFJobFailed, match="1 Worker replica\\(s\\) failed.*Worker: failed=1"):
-            TFJobLauncher(server.api_client(), report=lambda line: None).run(manifest())
+        with pytest.raises(TFJobFailed, match=r"ml/taxi-trainer failed: Failed \(TFJob has failed because 1 Worker "):
+            launcher(server).run(tfjob_model(*job_args()))
 
 
 def test_launcher_gives_up_after_its_time_limit_while_the_job_still_runs():
     running = SUCCEEDING[:3]
     with FakeKubernetes(running) as server:
-        with pytest.raises(TFJobFailed, match="did not finish within 0.1s"):
-            TFJobLauncher(server.api_client(), report=lambda line: None, watch_seconds=1).run(
-                manifest(), timeout_seconds=0.1
-            )
+        with pytest.raises(TFJobFailed, match="did not finish within 0.2s: Running"):
+            launcher(server, poll_seconds=0.05).run(tfjob_model(*job_args()), timeout_seconds=0.2)
+    assert 2 <= len([r for r in server.requests if r["method"] == "GET"]) <= 4
+
+
+@pytest.mark.parametrize(
+    "refusal, expected",
+    [
+        (
+            (403, "Forbidden", 'tfjobs.kubeflow.org is forbidden: User "system:serviceaccount:ml:default" cannot'),
+            "refused TFJob ml/taxi-trainer: HTTP 403 tfjobs.kubeflow.org is forbidden",
+        ),
+        (
+            (404, "NotFound", "the server could not find the requested resource"),
+            "HTTP 404 the server could not find the requested resource. Expected it to be created. "
+            "Check that the training operator is installed (`kubectl get crd tfjobs.kubeflow.org`)",
+        ),
+    ],
+)
+def test_a_refused_tfjob_names_the_apis_answer_and_what_to_check(refusal, expected):
+    with FakeKubernetes(SUCCEEDING, refuse_create=refusal) as server:
+        with pytest.raises(TFJobFailed) as raised:
+            launcher(server).run(tfjob_model(*job_args()))
+    assert expected in str(raised.value)
+    assert [r["method"] for r in server.requests] == ["POST"]
+
+
+def test_a_job_that_vanishes_is_named_with_the_apis_answer():
+    with FakeKubernetes(SUCCEEDING) as server:
+        with pytest.raises(
+            TFJobFailed, match=r'cannot read TFJob ml/gone: HTTP 404 tfjobs.kubeflow.org "gone" not found'
+        ):
+            launcher(server).wait("ml", "gone", timeout_seconds=1)
 
 
 def test_trainer_executor_writes_the_manifest_by_the_model_and_runs_tfx_trainer_in_every_replica(tmp_path, monkeypatch):
@@ -142,6 +204,7 @@ def test_trainer_executor_writes_the_manifest_by_the_model_and_runs_tfx_trainer_
         "image": "registry.example/yaml-tfx:0.1.0",
         "service_account": None,
         "settings": {"gpus": 1, "workers": 2},
+        "poll_seconds": 0.01,
     }
     exec_properties = {"custom_config": json.dumps({"model": {"type": "dnn"}, TFJOB_KEY: job})}
     with FakeKubernetes(SUCCEEDING) as server:

@@ -1,0 +1,77 @@
+"""What the run report draws from the Evaluator: a binary confusion matrix, or a regression's calibration buckets.
+
+These are added to the EvalConfig as one more `MetricsSpec` with no threshold, so they gate nothing:
+the verdict reads only thresholds and double-valued metrics (`verdict.candidate_metrics`), and
+neither is one. Both reuse a pass TFMA already makes over the eval split.
+
+- binary label: `ConfusionMatrixAtThresholds` at 0.5 (TP/FP/TN/FN), named `CONFUSION_MATRIX`;
+- regression: a `CalibrationPlot` over the eval labels' range (per prediction bucket, the total
+  label, total prediction and count), named `CALIBRATION`;
+- multi-class: nothing (the spec's own `confusion_matrix` metric is the table).
+
+    >>> spec = report_metrics_spec("regression", 0, (25.0, 346.0))
+    >>> spec.metrics[0].class_name
+    'CalibrationPlot'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # TFMA is imported where a spec is built, so the report can read the names cheaply.
+    import tensorflow_model_analysis as tfma
+
+__all__ = ["CONFUSION_MATRIX", "CALIBRATION", "THRESHOLD", "CALIBRATION_BUCKETS", "label_range", "report_metrics_spec"]
+
+CONFUSION_MATRIX = "report_confusion_matrix"
+CALIBRATION = "report_calibration"
+THRESHOLD = 0.5
+CALIBRATION_BUCKETS = 10
+
+
+def label_range(labels: Sequence[float]) -> Optional[tuple[float, float]]:
+    """(lowest, highest) of the eval labels, or None when there are none or they are not finite numbers.
+
+    Args:
+      labels: the eval split's transformed labels (`trivial_baseline.read_eval_labels`).
+
+    Returns:
+      The range the calibration buckets span; a single value is widened by 0.5 each side.
+    """
+    import numpy as np
+
+    values = np.asarray(labels, dtype=np.float64).reshape(-1)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None
+    low, high = float(values.min()), float(values.max())
+    return (low - 0.5, high + 0.5) if low == high else (low, high)
+
+
+def report_metrics_spec(
+    task: str, num_classes: int, labels_span: Optional[tuple[float, float]] = None
+) -> Optional[tfma.MetricsSpec]:
+    """The report's extra metrics and plots for a label, or None when the label gets none.
+
+    Args:
+      task: `classification` or `regression`.
+      num_classes: the label's number of classes (`eval_config.num_classes_of`; 0 for regression).
+      labels_span: for regression, the eval labels' (lowest, highest) (`label_range`); None: no plot.
+
+    Returns:
+      A `tfma.MetricsSpec` without thresholds, or None.
+    """
+    import tensorflow_model_analysis as tfma
+
+    if task == "classification" and num_classes <= 2:
+        config = {"name": CONFUSION_MATRIX, "thresholds": [THRESHOLD]}
+        return tfma.MetricsSpec(
+            metrics=[tfma.MetricConfig(class_name="ConfusionMatrixAtThresholds", config=json.dumps(config))]
+        )
+    if task == "regression" and labels_span is not None:
+        left, right = labels_span
+        config = {"name": CALIBRATION, "num_buckets": CALIBRATION_BUCKETS, "left": left, "right": right}
+        return tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name="CalibrationPlot", config=json.dumps(config))])
+    return None

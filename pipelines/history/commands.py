@@ -1,0 +1,98 @@
+"""`python -m pipelines runs SPEC [show RUN | diff RUN_A RUN_B] [--json]`.
+
+RUN is a run id, a unique prefix of one, `latest`, or `-N` (-1 the newest run,
+-2 the one before). SPEC may also be the pipeline root folder itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+
+__all__ = ["add_runs_command", "root_of"]
+
+
+def root_of(path: str) -> str:
+    """The pipeline root that `path` names: a root folder as it is, a spec file's `pipeline.root`.
+
+    Raises:
+        SpecError: `path` is a spec with problems.
+        RootError: `path` is neither a folder nor a file.
+    """
+    from pipelines.history.mlmd_runs import RootError
+
+    if os.path.isdir(path):
+        return os.path.abspath(path)
+    if os.path.isfile(path):
+        from pipelines.api import load
+        from pipelines.cli import spec_folder_first
+
+        spec_folder_first(path)
+        return load(path).root
+    raise RootError(
+        f"{path} does not exist. Expected a pipeline spec (YAML) or a pipeline root folder. Received: {path}. "
+        "Check the path."
+    )
+
+
+def _json(value) -> str:
+    return json.dumps(
+        value, indent=2, default=lambda o: dataclasses.asdict(o) if dataclasses.is_dataclass(o) else str(o)
+    )
+
+
+def _cmd_runs(args) -> int:
+    from pipelines.history import format as text
+    from pipelines.history.diff import diff_runs
+    from pipelines.history.mlmd_runs import RootError, fill_summary, list_runs
+    from pipelines.history.select import RunNotFound, select_run
+    from pipelines.report.paths import report_path
+
+    try:
+        root = root_of(args.spec)
+        runs = list_runs(root, with_summaries=args.runs_action is None)
+        by_id = {run.run_id: run for run in runs}
+        ids = [run.run_id for run in runs]
+        if args.runs_action == "show":
+            run = fill_summary(root, by_id[select_run(ids, args.run)])
+            report = report_path(root, run.run_id)
+            print(_json(run) if args.json else text.format_run(run, report))
+        elif args.runs_action == "diff":
+            run_a, run_b = (fill_summary(root, by_id[select_run(ids, ref)]) for ref in (args.run_a, args.run_b))
+            diff = diff_runs(run_a, run_b)
+            print(_json(diff.to_dict()) if args.json else text.format_diff(diff))
+        else:
+            print(_json([dataclasses.asdict(run) for run in runs]) if args.json else text.format_runs(runs))
+    except (RootError, RunNotFound) as error:
+        print(f"error: {error.args[0]}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def add_runs_command(commands) -> None:
+    """Registers `runs` (with `show` and `diff`) on the CLI's subcommands.
+
+    Args:
+        commands: the `add_subparsers()` object of `python -m pipelines`.
+    """
+    runs = commands.add_parser(
+        "runs",
+        help="the runs of a pipeline from ML Metadata; `runs SPEC show RUN`, `runs SPEC diff RUN_A RUN_B`",
+        usage="python -m pipelines runs SPEC [--json] [show RUN | diff RUN_A RUN_B]",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    runs.add_argument("spec", help="the pipeline YAML file (or its root folder)")
+    runs.add_argument("--json", action="store_true", help="print JSON for scripts")
+    actions = runs.add_subparsers(dest="runs_action")
+    show = actions.add_parser("show", help="one run in detail")
+    show.add_argument("run", help="a run id, a unique prefix, `latest` or -N (-1 the newest)")
+    diff = actions.add_parser("diff", help="what changed from RUN_A to RUN_B")
+    diff.add_argument("run_a", help="the reference run")
+    diff.add_argument("run_b", help="the run compared with it")
+    for action in (show, diff):
+        action.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON for scripts")
+    runs.set_defaults(handler=_cmd_runs)

@@ -1,0 +1,124 @@
+"""Terminal text for `runs`, `runs show` and `runs diff` (tables by tabulate)."""
+
+from __future__ import annotations
+
+import os
+
+from tabulate import tabulate
+
+from pipelines.history.diff import RunDiff
+from pipelines.history.mlmd_runs import RunInfo
+
+__all__ = ["format_runs", "format_run", "format_diff", "blessing_text", "components_text", "metrics_text"]
+
+
+def blessing_text(summary: dict) -> str:
+    """`yes`, `no (why)` or `-` when the run evaluated nothing."""
+    if summary.get("blessed") is None:
+        return "-"
+    reasons = "; ".join(summary.get("reasons") or [])
+    return "yes" if summary["blessed"] else f"no ({reasons})" if reasons else "no"
+
+
+def components_text(run: RunInfo) -> str:
+    """`3 ran, 7 cached` (and `1 failed`)."""
+    counts: dict[str, int] = {}
+    for component in run.components:
+        counts[component.status] = counts.get(component.status, 0) + 1
+    words = {"executed": "ran"}
+    return ", ".join(f"{n} {words.get(status, status)}" for status, n in counts.items())
+
+
+def metrics_text(summary: dict) -> str:
+    """`auc=0.93 binary_accuracy=0.87`, or `-`."""
+    metrics = summary.get("metrics") or {}
+    return " ".join(f"{k}={v}" for k, v in sorted(metrics.items())) or "-"
+
+
+def format_runs(runs: list[RunInfo]) -> str:
+    """The runs table, newest first."""
+    if not runs:
+        return "No runs in ML Metadata yet."
+    rows = [
+        [
+            run.run_id,
+            f"{run.seconds:.1f}s",
+            run.status,
+            components_text(run),
+            blessing_text(run.summary),
+            metrics_text(run.summary),
+            run.pushed_version or "-",
+        ]
+        for run in runs
+    ]
+    headers = ["RUN", "TOOK", "STATUS", "COMPONENTS", "BLESSED", "METRICS", "PUSHED"]
+    return tabulate(rows, headers=headers, tablefmt="plain")
+
+
+def format_run(run: RunInfo, report: str | None) -> str:
+    """One run in detail: components, their outputs, blessing, metrics, pushed version, record and report."""
+    summary = run.summary
+    lines = [
+        f"Run {run.run_id} of {run.pipeline}: {run.status}, started {run.started}, took {run.seconds:.1f}s",
+        f"Blessed: {blessing_text(summary)}",
+        f"Metrics: {metrics_text(summary)}",
+    ]
+    if summary.get("changes"):
+        lines.append(
+            "Against the baseline: " + " ".join(f"{k} {v:+.4f}" for k, v in sorted(summary["changes"].items()))
+        )
+    pushed = summary.get("pushed_path")
+    lines.append(f"Pushed: version {run.pushed_version} at {pushed}" if run.pushed_version else "Pushed: nothing")
+    if run.record:
+        lines.append(f"Spec: {run.record.spec_file}")
+        lines.extend(f"Data: {path} ({info['size']} bytes)" for path, info in run.record.data_files.items())
+        lines.append(f"Code fingerprint: {run.record.code_fingerprint[:16]}")
+    else:
+        lines.append("Spec and data files: not recorded (a run from before run records were kept)")
+    if run.input_fingerprint:
+        lines.append(f"ExampleGen input: {run.input_fingerprint}")
+    if report and os.path.isfile(report):
+        lines.append(f"Report: {report}")
+    rows = [[c.component_id, c.status, f"{c.seconds:.1f}s", c.execution_id] for c in run.components]
+    lines += ["", tabulate(rows, headers=["COMPONENT", "STATUS", "TOOK", "EXECUTION"], tablefmt="plain"), ""]
+    artifacts = [[c.component_id, a.key, a.type, a.uri] for c in run.components for a in c.outputs]
+    lines.append(tabulate(artifacts, headers=["COMPONENT", "OUTPUT", "TYPE", "URI"], tablefmt="plain"))
+    return "\n".join(lines)
+
+
+def _value(value) -> str:
+    return "-" if value is None else str(value)
+
+
+def format_diff(diff: RunDiff) -> str:
+    """Run B against run A: spec diff, data, code, metrics, components."""
+    lines = [f"A: {diff.run_a}", f"B: {diff.run_b}", *(f"Note: {note}" for note in diff.notes), ""]
+    if diff.spec_diff is not None:
+        lines += ["Spec:", *(diff.spec_diff or ["  (no change)"]), ""]
+    lines.append("Data:")
+    for change in diff.data_changes:
+        lines.append(f"  {change['change']}: {change['path']} ({_file(change['a'])} -> {_file(change['b'])})")
+    before, after = diff.input_fingerprint
+    if before != after:
+        lines.append(f"  ExampleGen input fingerprint: {before} -> {after}")
+    if not diff.data_changes and before == after:
+        lines.append("  (no change)")
+    if diff.code_changed is not None:
+        lines.append(f"Code: {'changed' if diff.code_changed else 'no change'}")
+    lines += ["", "Metrics:"]
+    rows = [[m["name"], _value(m["a"]), _value(m["b"]), _delta(m["delta"])] for m in diff.metrics]
+    lines.append(tabulate(rows, headers=["METRIC", "A", "B", "B-A"], tablefmt="plain") if rows else "  (none)")
+    lines.append(f"Blessed: {_value(diff.blessed[0])} -> {_value(diff.blessed[1])}")
+    lines.append(f"Pushed version: {_value(diff.pushed_version[0])} -> {_value(diff.pushed_version[1])}")
+    lines += ["", f"Re-ran in B: {', '.join(diff.reran) or 'nothing'}"]
+    rows = [[c["component"], c["a"], c["b"]] for c in diff.components]
+    lines.append(tabulate(rows, headers=["COMPONENT", "A", "B"], tablefmt="plain"))
+    return "\n".join(lines)
+
+
+def _file(info: dict | None) -> str:
+    return "absent" if info is None else f"{info['size']} bytes, mtime {info['mtime_ns']}"
+
+
+def _delta(delta) -> str:
+    return "-" if delta is None else f"{delta:+.4f}"

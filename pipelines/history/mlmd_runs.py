@@ -1,0 +1,234 @@
+"""The runs of a pipeline root, read from its ML Metadata (SQLite) and its run records.
+
+TFX registers each run as a `pipeline_run` context named by the run id; every
+component's execution in it is COMPLETE (it ran), CACHED (TFX reused an earlier
+output) or FAILED. Blessing, metrics and the pushed path come from the run's
+record when there is one, else from ML Metadata (`pipelines.runners.summary`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+from typing import Any
+
+from pipelines.history.records import RunRecord, read_records
+
+__all__ = [
+    "ArtifactInfo",
+    "ComponentRun",
+    "RunInfo",
+    "RootError",
+    "metadata_path",
+    "open_store",
+    "list_runs",
+    "fill_summary",
+]
+
+OUTPUT_EVENTS = (4, 1)  # Event.OUTPUT, Event.DECLARED_OUTPUT
+INPUT_EVENTS = (3, 2)  # Event.INPUT, Event.DECLARED_INPUT
+_STATUS = {3: "executed", 5: "cached", 4: "failed", 2: "running", 1: "new", 6: "canceled"}  # Execution.State
+
+
+class RootError(ValueError):
+    """The folder holds no ML Metadata to read runs from."""
+
+
+@dataclasses.dataclass
+class ArtifactInfo:
+    """One artifact: its id, type (`Model`, `Examples`...), output key, URI and custom properties."""
+
+    id: int
+    type: str
+    key: str
+    uri: str
+    properties: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class ComponentRun:
+    """One component's execution in a run: `status` is executed, cached, failed or running."""
+
+    component_id: str
+    status: str
+    execution_id: int
+    started: float  # seconds since the epoch
+    seconds: float
+    outputs: list[ArtifactInfo] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class RunInfo:
+    """One run: its id, start, duration, status, components and summary (blessing, metrics, pushed path)."""
+
+    run_id: str
+    pipeline: str
+    started: str
+    seconds: float
+    status: str
+    components: list[ComponentRun]
+    summary: dict[str, Any]
+    pushed_version: str | None
+    input_fingerprint: str | None
+    record: RunRecord | None = None
+
+    def component(self, component_id: str) -> ComponentRun | None:
+        """The component's execution in this run, or None."""
+        return next((c for c in self.components if c.component_id == component_id), None)
+
+
+def metadata_path(root: str) -> str:
+    """`<root>/metadata.sqlite`, checked to exist.
+
+    Raises:
+        RootError: there is no ML Metadata file under `root`.
+    """
+    path = os.path.join(root, "metadata.sqlite")
+    if not os.path.isfile(path):
+        raise RootError(
+            f"no ML Metadata under {root}. Expected a pipeline root holding metadata.sqlite (the "
+            f"`pipeline.root` of a spec that has run). Received: {root}. Run the pipeline first "
+            "(`python -m pipelines run SPEC`), or pass its spec or root."
+        )
+    return path
+
+
+def open_store(root: str):
+    """A read-only ML Metadata store on `<root>/metadata.sqlite`.
+
+    Raises:
+        RootError: there is no ML Metadata file under `root`.
+    """
+    from ml_metadata import metadata_store
+    from ml_metadata.proto import metadata_store_pb2
+
+    config = metadata_store_pb2.ConnectionConfig()
+    config.sqlite.filename_uri = metadata_path(root)
+    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
+    return metadata_store.MetadataStore(config)
+
+
+def property_values(properties) -> dict[str, Any]:
+    """An MLMD property map as plain Python values."""
+    return {
+        key: getattr(value, value.WhichOneof("value")) for key, value in properties.items() if value.WhichOneof("value")
+    }
+
+
+def fill_summary(root: str, run: RunInfo) -> RunInfo:
+    """Reads blessing, metrics and pushed path of a finished run that has no record (TFMA reads the evaluation).
+
+    Args:
+        root: the pipeline root.
+        run: a run from `list_runs(root, with_summaries=False)`; its `summary` is filled in place.
+
+    Returns:
+        `run`.
+    """
+    if run.summary or run.record is not None or run.status != "succeeded":
+        return run
+    import logging
+
+    from tfx.orchestration import metadata
+
+    from pipelines.runners.summary import summarize
+
+    tf_logger = logging.getLogger("tensorflow")
+    level = tf_logger.level
+    tf_logger.setLevel(logging.ERROR)  # TFMA's deprecation warnings are not for this reader
+    try:
+        connection = metadata.sqlite_metadata_connection_config(metadata_path(root))
+        run.summary = summarize(connection, run.components).to_dict()
+    finally:
+        tf_logger.setLevel(level)
+    return run
+
+
+def _iso(millis: int) -> str:
+    return datetime.datetime.fromtimestamp(millis / 1000).isoformat(timespec="seconds")
+
+
+def list_runs(root: str, with_summaries: bool = True) -> list[RunInfo]:
+    """Every run recorded in `<root>`'s ML Metadata, newest first.
+
+    Args:
+        root: the pipeline root.
+        with_summaries: read blessing and metrics of runs without a record from ML Metadata (TFMA: slower).
+
+    Returns:
+        The runs, newest first.
+
+    Raises:
+        RootError: there is no ML Metadata file under `root`.
+    """
+    store = open_store(root)
+    records = read_records(root)
+    pipeline = next((c.name for c in store.get_contexts_by_type("pipeline")), "?")
+    node_of = {}
+    for context in store.get_contexts_by_type("node"):
+        for execution in store.get_executions_by_context(context.id):
+            node_of[execution.id] = context.name.split(".", 1)[-1]
+    runs = []
+    for context in store.get_contexts_by_type("pipeline_run"):
+        executions = sorted(store.get_executions_by_context(context.id), key=lambda e: e.id)
+        events = store.get_events_by_execution_ids([e.id for e in executions]) if executions else []
+        artifacts = {a.id: a for a in store.get_artifacts_by_id(list({e.artifact_id for e in events}))}
+        outputs: dict[int, list[ArtifactInfo]] = {}
+        for event in events:
+            if event.type in OUTPUT_EVENTS and event.artifact_id in artifacts:
+                artifact = artifacts[event.artifact_id]
+                key = event.path.steps[0].key if event.path.steps else ""
+                info = ArtifactInfo(
+                    artifact.id, artifact.type, key, artifact.uri, property_values(artifact.custom_properties)
+                )
+                outputs.setdefault(event.execution_id, []).append(info)
+        components = [
+            ComponentRun(
+                component_id=node_of.get(e.id, e.type.rsplit(".", 1)[-1]),
+                status=_STATUS.get(e.last_known_state, "unknown"),
+                execution_id=e.id,
+                started=e.create_time_since_epoch / 1000,
+                seconds=round((e.last_update_time_since_epoch - e.create_time_since_epoch) / 1000, 3),
+                outputs=outputs.get(e.id, []),
+            )
+            for e in executions
+        ]
+        last = max((e.last_update_time_since_epoch for e in executions), default=context.create_time_since_epoch)
+        record = records.get(context.name)
+        statuses = {c.status for c in components}
+        status = "failed" if "failed" in statuses else "running" if statuses & {"running", "new"} else "succeeded"
+        runs.append(
+            RunInfo(
+                run_id=context.name,
+                pipeline=pipeline,
+                started=_iso(context.create_time_since_epoch),
+                seconds=record.seconds if record else round((last - context.create_time_since_epoch) / 1000, 1),
+                status=status,
+                components=components,
+                summary=record.summary if record else {},
+                pushed_version=_pushed_version(components),
+                input_fingerprint=_input_fingerprint(components),
+                record=record,
+            )
+        )
+    runs.sort(key=lambda run: (run.started, run.run_id), reverse=True)
+    for run in runs if with_summaries else []:
+        fill_summary(root, run)
+    return runs
+
+
+def _pushed_version(components: list[ComponentRun]) -> str | None:
+    pusher = next((c for c in components if c.component_id == "Pusher"), None)
+    for artifact in pusher.outputs if pusher else []:
+        if artifact.properties.get("pushed"):
+            return str(artifact.properties.get("pushed_version") or "") or None
+    return None
+
+
+def _input_fingerprint(components: list[ComponentRun]) -> str | None:
+    for component in components:
+        for artifact in component.outputs:
+            if artifact.type == "Examples" and "input_fingerprint" in artifact.properties:
+                return str(artifact.properties["input_fingerprint"])
+    return None

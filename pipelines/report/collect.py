@@ -1,0 +1,223 @@
+"""Gathers what the report shows from a run: ML Metadata, the artifacts' files and the run summary.
+
+Each section is read on its own; one that cannot be read (a component failed or did not run, a
+file is missing) becomes a note saying what is missing and why, and the other sections still show.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pipelines.report.dag import DagLayout, layout
+from pipelines.report.eval_plots import BinaryConfusion, ResidualBucket, binary_confusion, residual_buckets
+from pipelines.report.evaluation import MetricRow, metric_rows
+from pipelines.report.statistics import FeatureStats, feature_statistics, read_split_statistics
+from pipelines.report.training import training_curves
+
+__all__ = ["RunFacts", "ReportData", "collect", "pipeline_graph"]
+
+
+@dataclasses.dataclass
+class RunFacts:
+    """What the runner knows about one run, for the report.
+
+    Args:
+        run_id: the run's id.
+        status: `succeeded` or `failed`.
+        seconds: the run's wall time.
+        log_file: the run's log.
+        order: component ids in the compiled pipeline's order.
+        upstream: component id -> the ids it depends on.
+        results: the components that finished (`pipelines.runners.local.ComponentResult`).
+        failed: the component that failed, if one did, and its error.
+    """
+
+    run_id: str
+    status: str
+    seconds: float
+    log_file: str
+    order: list[str]
+    upstream: dict[str, list[str]]
+    results: list = dataclasses.field(default_factory=list)
+    failed: tuple[str, float, str] | None = None  # (component id, seconds, error text)
+
+
+@dataclasses.dataclass
+class ReportData:
+    """Everything the template draws; a section left empty has a note in `missing` under its name."""
+
+    pipeline: str
+    run: RunFacts
+    dag: DagLayout
+    features: list[FeatureStats] = dataclasses.field(default_factory=list)
+    splits: list[str] = dataclasses.field(default_factory=list)
+    anomalies: list[str] | None = None
+    curves: dict[str, dict[str, list[tuple[int, float]]]] = dataclasses.field(default_factory=dict)
+    training: dict[str, Any] = dataclasses.field(default_factory=dict)
+    blessed: bool | None = None
+    reasons: list[str] = dataclasses.field(default_factory=list)
+    metrics: list[MetricRow] = dataclasses.field(default_factory=list)
+    classes: list[str] = dataclasses.field(default_factory=list)
+    confusion_matrix: list[list[int]] = dataclasses.field(default_factory=list)
+    binary_confusion: BinaryConfusion | None = None
+    residuals: list[ResidualBucket] = dataclasses.field(default_factory=list)
+    pushed_path: str | None = None
+    new_version: bool = False
+    deployed: dict[str, Any] = dataclasses.field(default_factory=dict)
+    serving_labels: dict[str, int] = dataclasses.field(default_factory=dict)
+    serving_versions: list[int] = dataclasses.field(default_factory=list)
+    serving_config: str | None = None
+    missing: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def _outputs(connection_config, results) -> dict[str, dict[str, list]]:
+    """Component id -> output key -> artifact protos, for every component that finished."""
+    from tfx.orchestration import metadata
+
+    from pipelines.runners.summary import output_artifacts
+
+    found = {}
+    with metadata.Metadata(connection_config) as handle:
+        for result in results:
+            if result.execution_id is not None:
+                found[result.component_id] = output_artifacts(handle.store, result.execution_id)
+    return found
+
+
+def _split_names(artifact) -> list[str]:
+    from tfx.types import artifact_utils
+
+    return artifact_utils.decode_split_names(artifact.properties["split_names"].string_value)
+
+
+def _why_absent(component: str, run: RunFacts) -> str:
+    if run.failed and run.failed[0] == component:
+        return f"{component} failed: {run.failed[2].splitlines()[0] if run.failed[2] else 'see the log'}"
+    if component not in run.order:
+        return f"this pipeline has no {component}"
+    return f"{component} did not run (an earlier component failed)" if run.failed else f"{component} wrote nothing"
+
+
+def _read(data: ReportData, section: str, read: Callable[[], str | None]) -> None:
+    """Runs one section's reader; a problem (returned, or raised) becomes that section's note."""
+    try:
+        note = read()
+    except Exception as error:  # noqa: BLE001 - one unreadable section must not cost the others
+        note = f"could not read it ({type(error).__name__}: {error})"
+    if note:
+        data.missing[section] = note
+
+
+def _statistics(data: ReportData, outputs: Mapping[str, Mapping[str, list]]) -> str | None:
+    artifacts = outputs.get("StatisticsGen", {}).get("statistics", [])
+    if not artifacts:
+        return _why_absent("StatisticsGen", data.run)
+    datasets = read_split_statistics(artifacts[0].uri, _split_names(artifacts[0]))
+    if not datasets:
+        return f"no FeatureStats.pb under {artifacts[0].uri}"
+    data.splits = list(datasets)
+    data.features = feature_statistics(datasets)
+    return None
+
+
+def _anomalies(data: ReportData, outputs: Mapping[str, Mapping[str, list]]) -> str | None:
+    from components.data_gate.component import describe_anomalies
+
+    artifacts = outputs.get("ExampleValidator", {}).get("anomalies", [])
+    if not artifacts:
+        return _why_absent("ExampleValidator", data.run)
+    data.anomalies = describe_anomalies(artifacts[0].uri, _split_names(artifacts[0]))
+    return None
+
+
+def _training(data: ReportData, outputs: Mapping[str, Mapping[str, list]], summary) -> str | None:
+    data.training = dict(getattr(summary, "training", None) or {})
+    artifacts = outputs.get("Trainer", {}).get("model_run", [])
+    if not artifacts:
+        return _why_absent("Trainer", data.run)
+    data.curves = training_curves(artifacts[0].uri)
+    if not data.curves:
+        return f"no TensorBoard scalars under {artifacts[0].uri}"
+    return None
+
+
+def _evaluation(data: ReportData, summary, thresholds: Mapping) -> str | None:
+    if summary is None or summary.blessed is None:
+        return _why_absent("Evaluator", data.run)
+    data.blessed, data.reasons = summary.blessed, list(summary.reasons)
+    data.metrics = metric_rows(summary.metrics, summary.changes, thresholds, summary.reasons)
+    data.classes, data.confusion_matrix = list(summary.classes), [list(r) for r in summary.confusion_matrix]
+    return None
+
+
+def _evaluation_plots(data: ReportData, outputs: Mapping[str, Mapping[str, list]]) -> str | None:
+    """The binary confusion matrix or the residual buckets; nothing to say when the Evaluator did not run."""
+    artifacts = outputs.get("Evaluator", {}).get("evaluation", [])
+    if artifacts:
+        data.binary_confusion = binary_confusion(artifacts[0].uri)
+        data.residuals = residual_buckets(artifacts[0].uri)
+    return None
+
+
+def _serving(data: ReportData, summary, resolved) -> str | None:
+    from components.deployer.component import config_dir_for
+    from serving import config as serving_config
+
+    if summary is not None:
+        data.pushed_path, data.new_version = summary.pushed_path, summary.new_version
+        data.deployed = dict(summary.deployed)
+    deploy = resolved.spec.deploy
+    path = (
+        os.path.join(os.path.dirname(resolved.spec_file), deploy.config)
+        if deploy.config
+        else os.path.join(config_dir_for(resolved.serving_dir, resolved.model_name), serving_config.MODEL_CONFIG_FILE)
+    )
+    if not os.path.exists(path):
+        return f"no serving config at {path} (labels are written when `deploy.enabled` is on)"
+    config = serving_config.read_text_proto(path, serving_config.ModelServerConfig)
+    model = serving_config.find_model(config, resolved.model_name)
+    data.serving_config = path
+    data.serving_labels = dict(sorted(model.version_labels.items()))
+    data.serving_versions = sorted(model.model_version_policy.specific.versions)
+    return None
+
+
+def collect(resolved, connection_config, run: RunFacts, summary=None) -> ReportData:
+    """Reads every section of the report for one run.
+
+    Args:
+        resolved: the run's `ResolvedSpec`.
+        connection_config: the ML Metadata connection (the compiled pipeline's `metadata_connection_config`).
+        run: what the runner knows about the run.
+        summary: the `RunSummary` (None when the run failed before it was made).
+
+    Returns:
+        The report's data; sections that could not be read are named in `missing`.
+    """
+    status = {r.component_id: r.status for r in run.results}
+    seconds = {r.component_id: r.seconds for r in run.results}
+    if run.failed:
+        status[run.failed[0]], seconds[run.failed[0]] = "failed", run.failed[1]
+    data = ReportData(resolved.name, run, layout(run.order, run.upstream, status, seconds))
+    outputs: dict[str, dict[str, list]] = {}
+
+    def read_outputs() -> None:
+        outputs.update(_outputs(connection_config, run.results))
+
+    _read(data, "artifacts", read_outputs)
+    _read(data, "statistics", lambda: _statistics(data, outputs))
+    _read(data, "anomalies", lambda: _anomalies(data, outputs))
+    _read(data, "training", lambda: _training(data, outputs, summary))
+    _read(data, "evaluation", lambda: _evaluation(data, summary, resolved.spec.evaluation.thresholds))
+    _read(data, "evaluation plots", lambda: _evaluation_plots(data, outputs))
+    _read(data, "serving", lambda: _serving(data, summary, resolved))
+    return data
+
+
+def pipeline_graph(tfx_pipeline) -> tuple[list[str], dict[str, list[str]]]:
+    """(component ids in order, id -> upstream ids) of a compiled TFX pipeline."""
+    order = [c.id for c in tfx_pipeline.components]
+    return order, {c.id: sorted(u.id for u in c.upstream_nodes) for c in tfx_pipeline.components}

@@ -1,0 +1,77 @@
+"""The Evaluator's report plots: which label gets which, never gated, and never a reason to fail the evaluation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import tensorflow_model_analysis as tfma
+
+from components.evaluator.eval_config import EvaluationRequest, build_eval_config
+from components.evaluator.executor import _add_report_plots, gated_metric_names
+from components.evaluator.report_plots import label_range, report_metrics_spec
+
+
+@pytest.mark.parametrize(
+    "task, num_classes, span, class_name",
+    [
+        ("classification", 2, None, "ConfusionMatrixAtThresholds"),
+        ("regression", 0, (1.0, 2.0), "CalibrationPlot"),
+        ("regression", 0, None, None),  # the labels could not be read: no plot
+        ("classification", 3, None, None),  # multi-class: the spec's own `confusion_matrix`
+    ],
+)
+def test_the_report_plots_fit_the_label_and_carry_no_threshold(task, num_classes, span, class_name):
+    spec = report_metrics_spec(task, num_classes, span)
+    if class_name is None:
+        assert spec is None
+        return
+    assert [m.class_name for m in spec.metrics] == [class_name]
+    assert not spec.metrics[0].HasField("threshold")
+
+
+@pytest.mark.parametrize(
+    "labels, expected",
+    [
+        ([3.0, 1.0, 2.0], (1.0, 3.0)),
+        ([2.0, 2.0], (1.5, 2.5)),
+        ([float("nan"), 4.0, 5.0], (4.0, 5.0)),
+        ([], None),
+        ([float("nan")], None),
+    ],
+)
+def test_the_label_range_spans_the_finite_labels(labels, expected):
+    assert label_range(labels) == expected
+
+
+def _request(task: str) -> EvaluationRequest:
+    metric = "root_mean_squared_error" if task == "regression" else "binary_accuracy"
+    return EvaluationRequest(label_key="y", task=task, metrics=(metric,), thresholds={metric: {"min": 0.1}})
+
+
+def test_unreadable_labels_cost_a_regression_its_plot_and_nothing_else():
+    def unreadable():
+        raise ValueError("the eval split /data/eval holds no files")
+
+    config = build_eval_config(_request("regression"))
+    before = tfma.EvalConfig()
+    before.CopyFrom(config)
+    _add_report_plots(config, _request("regression"), None, unreadable)
+    assert config == before
+
+
+@pytest.mark.parametrize(
+    "task, added", [("classification", "ConfusionMatrixAtThresholds"), ("regression", "CalibrationPlot")]
+)
+def test_the_added_plot_leaves_the_gates_as_they_were(task, added):
+    config = build_eval_config(_request(task))
+    gated = gated_metric_names(config)
+    specs = len(config.metrics_specs)
+    _add_report_plots(config, _request(task), None, lambda: [10.0, 20.0, 30.0])
+    assert [m.class_name for m in config.metrics_specs[-1].metrics] == [added]
+    assert len(config.metrics_specs) == specs + 1 and gated_metric_names(config) == gated
+    settings = json.loads(config.metrics_specs[-1].metrics[0].config)
+    if task == "regression":  # the buckets span the eval labels
+        assert (settings["left"], settings["right"]) == (10.0, 30.0)
+    else:
+        assert settings["thresholds"] == [0.5]

@@ -1,0 +1,51 @@
+"""Two real runs of a small taxi pipeline with a spec change between them, for the run history and UI tests.
+
+A plain module with a unique name (tests/ is on sys.path). The runs are made once per pytest session and
+reused by every module that asks (they live under the session's base temp folder).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from taxi_fixtures import run_cli, taxi_spec, write_spec
+
+STEPS = (60, 40)  # training.train_steps of the first and the second run
+
+
+def two_runs(taxi_sample_csv: str, tmp_path_factory) -> dict:
+    """Runs the pipeline twice (train_steps 60, then 40) unless this session already has; returns paths and ids.
+
+    Returns:
+        {"spec_file", "root", "model_name", "run_ids": [first, second], "summaries": [first, second]}.
+    """
+    base = tmp_path_factory.getbasetemp() / "history_two_runs"
+    done = base / "runs.json"
+    if done.exists():
+        return json.loads(done.read_text(encoding="utf-8"))
+    shutil.rmtree(base, ignore_errors=True)  # what a failed attempt left
+    base.mkdir()
+    root = str(base / "root")
+    spec_file = str(base / "spec.yaml")
+    run_ids, summaries = [], []
+    for steps in STEPS:
+        spec = taxi_spec(taxi_sample_csv, root, pipeline={"name": "history"}, push={"model_name": "history"})
+        spec["training"].update(train_steps=steps, eval_steps=10)
+        write_spec(spec_file, spec)
+        completed = run_cli(spec_file)
+        assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
+        with open(os.path.join(root, "last_run.json"), encoding="utf-8") as handle:
+            record = json.load(handle)
+        run_ids.append(record["run_id"])
+        summaries.append(record["summary"])
+    result = {
+        "spec_file": spec_file,
+        "root": root,
+        "model_name": "history",
+        "run_ids": run_ids,
+        "summaries": summaries,
+    }
+    done.write_text(json.dumps(result), encoding="utf-8")
+    return result

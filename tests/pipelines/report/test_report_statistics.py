@@ -1,0 +1,72 @@
+"""Per-feature statistics read back from real TFDV statistics files, train and eval side by side."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pipelines.report.statistics import TOP_VALUES, feature_statistics, read_split_statistics
+
+
+def _write_split(uri, split: str, frame) -> None:
+    import tensorflow_data_validation as tfdv
+
+    folder = os.path.join(uri, f"Split-{split}")
+    os.makedirs(folder)
+    with open(os.path.join(folder, "FeatureStats.pb"), "wb") as handle:
+        handle.write(tfdv.generate_statistics_from_dataframe(frame).SerializeToString())
+
+
+@pytest.fixture(scope="module")
+def statistics_uri(tmp_path_factory) -> str:
+    import pandas as pd
+
+    uri = str(tmp_path_factory.mktemp("statistics"))
+    colours = [f"c{i}" for i in range(TOP_VALUES + 3)]
+    _write_split(
+        uri,
+        "train",
+        pd.DataFrame({"fare": [1.0, 2.0, None, 4.0], "kind": ["a", "b", "a", None], "colour": colours[:4]}),
+    )
+    _write_split(uri, "eval", pd.DataFrame({"fare": [10.0, 20.0], "kind": ["b", "b"], "colour": colours[:2]}))
+    big = pd.DataFrame({"fare": [1.0] * len(colours), "kind": ["a"] * len(colours), "colour": colours})
+    _write_split(uri, "many", big)
+    return uri
+
+
+def test_each_feature_has_one_entry_per_split_in_the_order_asked(statistics_uri):
+    features = feature_statistics(read_split_statistics(statistics_uri, ["train", "eval", "absent"]))
+    assert [f.name for f in features] == ["colour", "fare", "kind"]
+    assert all(list(f.splits) == ["train", "eval"] for f in features)
+
+
+def test_a_numeric_feature_has_its_missing_share_moments_and_histogram(statistics_uri):
+    fare = {f.name: f for f in feature_statistics(read_split_statistics(statistics_uri, ["train", "eval"]))}["fare"]
+    assert fare.numeric
+    train, held_out = fare.splits["train"], fare.splits["eval"]
+    assert (train.examples, train.missing_share) == (4, 0.25)
+    assert (train.minimum, train.maximum) == (1.0, 4.0) and train.mean == pytest.approx(7 / 3)
+    assert sum(count for _, _, count in train.histogram) == pytest.approx(3)
+    assert train.histogram[0][0] == 1.0 and train.histogram[-1][1] == 4.0
+    assert (held_out.missing_share, held_out.minimum, held_out.maximum) == (0.0, 10.0, 20.0)
+    assert train.top_values == [] and train.unique is None
+
+
+def test_a_categorical_feature_has_its_top_values_by_count(statistics_uri):
+    kind = {f.name: f for f in feature_statistics(read_split_statistics(statistics_uri, ["train", "eval"]))}["kind"]
+    assert not kind.numeric and kind.splits["train"].histogram == []
+    assert kind.splits["train"].top_values == [("a", 2.0), ("b", 1.0)]
+    assert kind.splits["train"].missing_share == 0.25 and kind.splits["train"].unique == 2
+    assert kind.splits["eval"].top_values == [("b", 2.0)]
+
+
+def test_top_values_stop_at_the_limit(statistics_uri):
+    (colour,) = [f for f in feature_statistics(read_split_statistics(statistics_uri, ["many"])) if f.name == "colour"]
+    assert len(colour.splits["many"].top_values) == TOP_VALUES
+    assert colour.splits["many"].unique == TOP_VALUES + 3
+
+
+def test_splits_without_a_statistics_file_give_nothing(tmp_path):
+    assert read_split_statistics(str(tmp_path), ["train", "eval"]) == {}
+    assert feature_statistics({}) == []

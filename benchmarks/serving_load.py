@@ -12,7 +12,18 @@ process (`python -m serving up --embedded`), the clients in this process keep
 `concurrency` requests in flight for a fixed duration against 127.0.0.1: REST
 over plain keep-alive HTTP/1.1 connections (asyncio protocol, one request in
 flight per connection, a few microseconds per request, so the client takes as
-little of the shared CPUs as it can), gRPC through grpc.aio.
+little of the shared CPUs as it can); gRPC from h2load (`--grpc-client h2load`,
+the default where it is installed: nghttp2's C load generator, a few
+microseconds per request, `concurrency` streams on `--h2load-connections`
+HTTP/2 connections, the server's own request counts checked after every run,
+see benchmarks/grpc_h2load.py) or through grpc.aio (`--grpc-client python`,
+one channel; it costs 130-250 us of CPU per call, taken from the server on a
+machine with few CPUs). Before h2load sends the serialized request, one call
+with the Python gRPC client must return the model's outputs for it.
+
+With `--repeats N` every configuration is measured N times, the rounds
+alternating (floor, batching off, batching on, then again), and the table
+shows the median QPS and each run's.
 
 Two reference rows:
 - the ceiling, in-process batched inference: the loaded signature called
@@ -66,6 +77,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.grpc_h2load import H2LOAD, run_h2load  # noqa: E402 - after the path is set
+
 FEATURES = 48
 WIDTHS = (512, 512, 256)
 MODEL = "mlp"
@@ -73,6 +86,8 @@ BATCHING = {"max_batch_size": 32, "batch_timeout_micros": 0, "num_batch_threads"
 CEILING = "in-process batched (ceiling)"
 FLOOR = "front-end floor (canned answer)"
 RUNNING = "running server (--rest-url/--grpc-address)"
+PREDICT_PATH = "/tensorflow.serving.PredictionService/Predict"
+GRPC_CLIENTS = {"h2load": "gRPC (h2load)", "python": "gRPC (python client)"}
 
 
 def export_model(path: Path) -> None:
@@ -125,6 +140,97 @@ def in_process(version_dir: Path, concurrency: int, duration: float) -> dict:
     return {"qps": done / duration, "latencies": latencies, "errors": 0}
 
 
+def expected_outputs(version_dir: Path) -> np.ndarray:
+    """The model's `probability` for the one row every request carries, computed in this process."""
+    import tensorflow as tf
+
+    function = tf.saved_model.load(str(version_dir)).signatures["serving_default"]
+    return function(x=tf.constant(rows(1)))["probability"].numpy()
+
+
+def predict_request():
+    """The PredictRequest every gRPC call sends: one row for model `MODEL`."""
+    import tensorflow as tf
+    from tensorflow_serving.apis import predict_pb2
+
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = MODEL
+    request.inputs["x"].CopyFrom(tf.make_tensor_proto(rows(1)))
+    return request
+
+
+def check_grpc_predict(address: str, message: bytes, expected: np.ndarray | None) -> None:
+    """Sends the serialized request `message` once with the Python gRPC client.
+
+    Args:
+        address: The server's "host:port".
+        message: The serialized PredictRequest that the load will send.
+        expected: The `probability` output the model gives for it; None for
+            the canned-answer floor (any `probability` output will do).
+
+    Raises:
+        RuntimeError: The call failed or answered other outputs.
+    """
+    import grpc
+    import tensorflow as tf
+    from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
+
+    with grpc.insecure_channel(address) as channel:
+        stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        try:
+            response = stub.Predict(predict_pb2.PredictRequest.FromString(message), timeout=30)
+        except grpc.RpcError as err:
+            raise RuntimeError(
+                f"The gRPC request the load sends fails at {address}: expected OK, received "
+                f"{err.code().name}: {err.details()}. Fix the request built in predict_request()."
+            ) from None
+    if "probability" not in response.outputs:
+        raise RuntimeError(
+            f"The gRPC answer at {address} has no `probability` output: received outputs "
+            f"{sorted(response.outputs)}. Serve the model written by --export-model."
+        )
+    got = tf.make_ndarray(response.outputs["probability"])
+    if expected is not None and (got.shape != expected.shape or not np.allclose(got, expected, rtol=1e-4, atol=1e-6)):
+        raise RuntimeError(
+            f"The gRPC answer at {address} is not the model's: expected probability {expected.tolist()}, "
+            f"received {got.tolist()}. Serve the model written by --export-model."
+        )
+
+
+def prometheus_request_counts(rest_url: str, model: str = MODEL) -> dict[str, int]:
+    """`:tensorflow:serving:request_count` of `model` by status, from the server's Prometheus page.
+
+    Args:
+        rest_url: The server's REST base URL ("http://host:port").
+        model: The `model_name` label to count.
+
+    Returns:
+        Status code name ("OK", "NOT_FOUND", ...) to requests answered so far.
+
+    Raises:
+        RuntimeError: The page has no such counter (metrics off, or another server).
+    """
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from serving.config import PROMETHEUS_PATH
+    from serving.server.metrics import REQUEST_COUNT
+
+    with urllib.request.urlopen(f"{rest_url}{PROMETHEUS_PATH}", timeout=30) as response:
+        text = response.read().decode()
+    counts: dict[str, int] = {}
+    for family in text_string_to_metric_families(text):  # the parser names a counter's samples `..._total`
+        for sample in family.samples if family.name == REQUEST_COUNT else ():
+            if sample.name in (REQUEST_COUNT, f"{REQUEST_COUNT}_total") and sample.labels.get("model_name") == model:
+                counts[sample.labels["status"]] = int(sample.value)
+    if not counts and REQUEST_COUNT not in text:
+        raise RuntimeError(
+            f"No {REQUEST_COUNT} at {rest_url}{PROMETHEUS_PATH}: expected TensorFlow Serving's request counter, "
+            "to check that every gRPC call succeeded. Enable Prometheus metrics on the server, or use "
+            "--grpc-client python."
+        )
+    return counts
+
+
 class Server:
     """`python -m serving up --embedded` in a subprocess."""
 
@@ -167,6 +273,10 @@ class Server:
                 raise RuntimeError(f"server did not start: {line}")
         endpoints = json.loads((config_dir / "endpoints.json").read_text())
         self.rest_url, self.grpc_address = endpoints["rest_url"], endpoints["grpc_address"]
+
+    def grpc_counts(self) -> dict[str, int]:
+        """Predict calls answered, by status (the server's Prometheus request count)."""
+        return prometheus_request_counts(self.rest_url)
 
     def stop(self) -> None:
         self.process.terminate()
@@ -284,12 +394,9 @@ async def _rest(url: str, concurrency: int, duration: float) -> dict:
 
 async def _grpc(address: str, concurrency: int, duration: float) -> dict:
     import grpc
-    import tensorflow as tf
-    from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
+    from tensorflow_serving.apis import prediction_service_pb2_grpc
 
-    request = predict_pb2.PredictRequest()
-    request.model_spec.name = MODEL
-    request.inputs["x"].CopyFrom(tf.make_tensor_proto(rows(1)))
+    request = predict_request()
     async with grpc.aio.insecure_channel(address) as channel:
         stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
 
@@ -299,23 +406,30 @@ async def _grpc(address: str, concurrency: int, duration: float) -> dict:
         return await _drive(call, concurrency, duration)
 
 
-async def start_http_server(handler):
+async def start_http_server(handler, extra_routes=()):
     """An aiohttp server on 127.0.0.1 (a free port) answering every /v1/ path with
-    `handler`; returns its started `web.AppRunner` (port: `runner.addresses[0][1]`)."""
+    `handler` (and each (method, path, handler) of `extra_routes`); returns its
+    started `web.AppRunner` (port: `runner.addresses[0][1]`)."""
     from aiohttp import web
 
     app = web.Application()
     app.router.add_route("*", "/v1/{tail:.*}", handler)
+    for method, path, route_handler in extra_routes:
+        app.router.add_route(method, path, route_handler)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()
     return runner
 
 
+FLOOR_COUNT_PATH = "/floor/grpc-predict-count"
+
+
 def serve_floor() -> None:
     """The front-end floor server: aiohttp and grpc.aio handlers that answer a
     predict call with a canned response, without parsing it or running a model.
-    Prints "<rest port> <grpc port>" once both listen."""
+    Prints "<rest port> <grpc port>" once both listen. GET `FLOOR_COUNT_PATH`
+    answers the count of gRPC Predict calls answered, as {"OK": n}."""
     import grpc
     import tensorflow as tf
     from aiohttp import web
@@ -326,16 +440,23 @@ def serve_floor() -> None:
     grpc_answer.model_spec.name = MODEL
     grpc_answer.outputs["probability"].CopyFrom(tf.make_tensor_proto(np.array([[0.5]], np.float32)))
 
+    answered = 0
+
     class Canned(prediction_service_pb2_grpc.PredictionServiceServicer):
         async def Predict(self, request, context):  # noqa: N802 - gRPC method name
+            nonlocal answered
+            answered += 1
             return grpc_answer
+
+    async def count(request: web.Request) -> web.Response:
+        return web.json_response({"OK": answered})
 
     async def predict(request: web.Request) -> web.Response:
         await request.read()
         return web.Response(text=rest_answer, content_type="application/json")
 
     async def serve() -> None:
-        runner = await start_http_server(predict)
+        runner = await start_http_server(predict, extra_routes=[("GET", FLOOR_COUNT_PATH, count)])
         server = grpc.aio.server()
         prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(Canned(), server)
         grpc_port = server.add_insecure_port("127.0.0.1:0")
@@ -361,6 +482,11 @@ class FloorServer:
         rest_port, grpc_port = ports
         self.rest_url, self.grpc_address = f"http://127.0.0.1:{rest_port}", f"127.0.0.1:{grpc_port}"
 
+    def grpc_counts(self) -> dict[str, int]:
+        """Predict calls the canned handler answered (all OK)."""
+        with urllib.request.urlopen(f"{self.rest_url}{FLOOR_COUNT_PATH}", timeout=30) as response:
+            return json.loads(response.read())
+
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=60)
@@ -371,6 +497,15 @@ class RunningServer:
 
     def __init__(self, rest_url: str | None, grpc_address: str | None) -> None:
         self.rest_url, self.grpc_address = rest_url, grpc_address
+
+    def grpc_counts(self) -> dict[str, int]:
+        """Predict calls answered, by status, from the Prometheus page under --rest-url."""
+        if not self.rest_url:
+            raise RuntimeError(
+                "--grpc-client h2load needs the server's request counts to check every call: expected --rest-url "
+                "(its Prometheus page), received only --grpc-address. Add --rest-url, or use --grpc-client python."
+            )
+        return prometheus_request_counts(self.rest_url)
 
     def check(self) -> None:
         """Raises SystemExit naming the address when the model is not served there."""
@@ -394,7 +529,37 @@ class RunningServer:
             ) from None
 
 
-def _load(server, protocol: str, concurrency: int, duration: float) -> dict:
+def _h2load(server, concurrency: int, duration: float, expected: np.ndarray | None, connections: int) -> dict:
+    message = predict_request().SerializeToString()
+    check_grpc_predict(server.grpc_address, message, expected)
+    result = run_h2load(
+        server.grpc_address,
+        PREDICT_PATH,
+        message,
+        concurrency=concurrency,
+        duration=duration,
+        counts=server.grpc_counts,
+        connections=connections,
+    )
+    return {"qps": result.qps, "latencies": result.latencies, "errors": result.total - result.succeeded}
+
+
+def _load(
+    server,
+    protocol: str,
+    concurrency: int,
+    duration: float,
+    *,
+    expected: np.ndarray | None = None,
+    h2load_connections: int = 1,
+) -> dict:
+    """One cell: `protocol` is "REST", "gRPC" or a `GRPC_CLIENTS` label.
+
+    `expected`: the model's answer to the gRPC request, checked before h2load
+    sends it (None: any `probability` output, as the canned floor answers).
+    """
+    if protocol == GRPC_CLIENTS["h2load"]:
+        return _h2load(server, concurrency, duration, expected, h2load_connections)
     drive = (
         _rest(server.rest_url, concurrency, duration)
         if protocol == "REST"
@@ -448,11 +613,50 @@ def print_targets(qps: dict[tuple[str, str], float], protocols: list[str], concu
     )
 
 
+def _protocol_labels(protocols: list[str], grpc_clients: list[str]) -> list[str]:
+    """REST, then one gRPC label per client ("gRPC" alone when only the Python client runs)."""
+    labels = [p for p in protocols if p == "REST"]
+    if "gRPC" in protocols:
+        labels += ["gRPC"] if grpc_clients == ["python"] else [GRPC_CLIENTS[client] for client in grpc_clients]
+    return labels
+
+
+def _median_cells(results: list[tuple[str, str, int, dict]]) -> list[tuple[str, str, int, dict]]:
+    """One cell per (mode, protocol, concurrency): the median QPS, every run's QPS, pooled latencies."""
+    cells: dict[tuple[str, str, int], list[dict]] = {}
+    for mode, protocol, c, r in results:
+        cells.setdefault((mode, protocol, c), []).append(r)
+    return [
+        (
+            mode,
+            protocol,
+            c,
+            {
+                "qps": float(np.median([r["qps"] for r in runs])),
+                "runs": [r["qps"] for r in runs],
+                "latencies": [s for r in runs for s in r["latencies"]],
+                "errors": sum(r["errors"] for r in runs),
+            },
+        )
+        for (mode, protocol, c), runs in cells.items()
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=5.0, help="seconds measured per cell (after 1 s warmup)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--protocols", nargs="+", default=["REST", "gRPC"], choices=["REST", "gRPC"])
+    parser.add_argument(
+        "--grpc-client",
+        nargs="+",
+        choices=sorted(GRPC_CLIENTS),
+        help="gRPC load generator(s): h2load (default where installed) and/or python (grpc.aio)",
+    )
+    parser.add_argument(
+        "--h2load-connections", type=int, default=1, help="HTTP/2 connections h2load spreads the concurrency over"
+    )
+    parser.add_argument("--repeats", type=int, default=1, help="measure every configuration N times, alternating")
     parser.add_argument("--modes", nargs="+", default=["off", "on"], choices=["off", "on"], help="batching modes")
     parser.add_argument("--no-floor", dest="floor", action="store_false", help="skip the front-end floor rows")
     parser.add_argument("--serve-floor", action="store_true", help=argparse.SUPPRESS)
@@ -477,48 +681,59 @@ def main(argv: list[str] | None = None) -> int:
         export_model(args.export_model / MODEL / "1")
         print(f"Wrote {args.export_model / MODEL / '1'}; serve it as model {MODEL!r}.")
         return 0
+    if args.grpc_client is None:
+        args.grpc_client = ["h2load"] if H2LOAD else ["python"]
+        if H2LOAD is None and "gRPC" in args.protocols:
+            print("Note: h2load is not installed (apt-get install nghttp2-client); gRPC load from the Python client.")
+    if "h2load" in args.grpc_client and H2LOAD is None:
+        parser.error("--grpc-client h2load: h2load is not installed. Install it: apt-get install nghttp2-client")
     running = RunningServer(args.rest_url, args.grpc_address) if args.rest_url or args.grpc_address else None
     if running is not None:
         running.check()
         args.protocols = [
             p for p in args.protocols if (p == "REST" and args.rest_url) or (p == "gRPC" and args.grpc_address)
         ]
+    protocols = _protocol_labels(args.protocols, args.grpc_client)
     BATCHING.update({knob: getattr(args, knob) for knob in BATCHING})
 
     work = Path(tempfile.mkdtemp(prefix="serving-load-"))
+    servers: list[tuple[str, object]] = []
     try:
-        export_model(work / "models" / MODEL / "1")
+        version_dir = work / "models" / MODEL / "1"
+        export_model(version_dir)
+        expected = expected_outputs(version_dir)
         results = []
         for c in args.concurrency:
-            results.append((CEILING, "-", c, in_process(work / "models" / MODEL / "1", c, args.duration)))
+            results.append((CEILING, "-", c, in_process(version_dir, c, args.duration)))
         if args.floor:
-            floor = FloorServer()
-            try:
-                for protocol in args.protocols:
-                    for c in args.concurrency:
-                        results.append((FLOOR, protocol, c, _load(floor, protocol, c, args.duration)))
-            finally:
-                floor.stop()
+            servers.append((FLOOR, FloorServer()))
         if running is not None:
-            for protocol in args.protocols:
-                for c in args.concurrency:
-                    results.append((RUNNING, protocol, c, _load(running, protocol, c, args.duration)))
+            servers.append((RUNNING, running))
         for batching in (mode == "on" for mode in args.modes if running is None):
-            server = Server(work / "models", work / f"cfg-{batching}", batching)
-            try:
-                for protocol in args.protocols:
+            servers.append(
+                (
+                    f"server, batching {'on' if batching else 'off'}",
+                    Server(work / "models", work / f"cfg-{batching}", batching),
+                )
+            )
+        for _ in range(args.repeats):
+            for mode, server in servers:
+                for protocol in protocols:
                     for c in args.concurrency:
-                        results.append(
-                            (
-                                f"server, batching {'on' if batching else 'off'}",
-                                protocol,
-                                c,
-                                _load(server, protocol, c, args.duration),
-                            )
+                        answer = None if mode == FLOOR else expected
+                        cell = _load(
+                            server,
+                            protocol,
+                            c,
+                            args.duration,
+                            expected=answer,
+                            h2load_connections=args.h2load_connections,
                         )
-            finally:
-                server.stop()
+                        results.append((mode, protocol, c, cell))
     finally:
+        for _, server in servers:
+            if hasattr(server, "stop"):
+                server.stop()
         shutil.rmtree(work, ignore_errors=True)
 
     print(
@@ -526,19 +741,23 @@ def main(argv: list[str] | None = None) -> int:
         f"{parameters() / 1e6:.2f}M parameters, ~{2 * parameters() / 1e6:.2f} MFLOP per row; one row per request."
     )
     print(
-        f"Machine: {os.cpu_count()} CPUs shared by server and load generator; {args.duration:.0f} s per cell; "
+        f"Machine: {os.cpu_count()} CPUs shared by server and load generator; {args.duration:g} s per cell; "
+        f"{args.repeats} run(s) per cell, alternating (QPS: median); "
         f"batching: {'as the running server is configured' if running else BATCHING}; "
-        f"TensorFlow intra-op threads: {args.intra_op_threads or 'default'}.\n"
+        f"TensorFlow intra-op threads: {args.intra_op_threads or 'default'}; "
+        f"h2load: {args.h2load_connections} connection(s).\n"
     )
-    print("| mode | protocol | concurrency | QPS | p50 ms | p99 ms | errors |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for mode, protocol, c, r in results:
+    cells = _median_cells(results)
+    print("| mode | protocol | concurrency | QPS | runs | p50 ms | p99 ms | errors |")
+    print("|---|---|---:|---:|---|---:|---:|---:|")
+    for mode, protocol, c, r in cells:
+        runs = ", ".join(f"{q:.0f}" for q in r["runs"])
         print(
-            f"| {mode} | {protocol} | {c} | {r['qps']:.0f} | {_ms(r['latencies'], 50):.2f} | "
+            f"| {mode} | {protocol} | {c} | {r['qps']:.0f} | {runs} | {_ms(r['latencies'], 50):.2f} | "
             f"{_ms(r['latencies'], 99):.2f} | {r['errors']} |"
         )
     top = max(args.concurrency)
-    print_targets({(mode, protocol): r["qps"] for mode, protocol, c, r in results if c == top}, args.protocols, top)
+    print_targets({(mode, protocol): r["qps"] for mode, protocol, c, r in cells if c == top}, protocols, top)
     return 0
 
 

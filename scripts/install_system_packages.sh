@@ -4,7 +4,7 @@
 # Pushgateway. Installed with apt-get when this runs as root on Debian/Ubuntu; otherwise it prints the
 # command and carries on (the tests that need a package skip, naming it).
 set -uo pipefail
-PACKAGES=(chromium chromium-driver docker-compose prometheus-pushgateway)
+PACKAGES=(chromium chromium-driver docker-compose prometheus-pushgateway nghttp2-client)
 missing=()
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

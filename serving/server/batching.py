@@ -51,9 +51,12 @@ log = logging.getLogger(__name__)
 Outputs = dict[str, np.ndarray]
 INLINE_RUN_SECONDS = 0.005
 # Before a batch runs on the loop, it yields to the loop until requests stop
-# joining (this many yields in a row without one), at most _MAX_ARRIVAL_YIELDS.
-_QUIET_YIELDS = 8
-_MAX_ARRIVAL_YIELDS = 64
+# joining: until _MIN_QUIET_YIELDS yields in a row bring none once it holds
+# as many rows as the previous batch, _MAX_QUIET_YIELDS before; at most
+# _MAX_ARRIVAL_YIELDS in all.
+_MIN_QUIET_YIELDS = 8
+_MAX_QUIET_YIELDS = 64
+_MAX_ARRIVAL_YIELDS = 512
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,6 +130,7 @@ class BatchScheduler:
         self._wakeup: asyncio.Event | None = None
         self._workers: list[asyncio.Task] = []
         self._timeout = options.batch_timeout_micros / 1e6
+        self._last_rows = 0  # rows of the last batch that ran
 
     def start(self) -> None:
         """Starts the batch workers; call from the server's event loop."""
@@ -264,7 +268,8 @@ class BatchScheduler:
                     task.future.set_exception(err)
             return
         self._wakeup.set()
-        self._observe(queue.servable, queue.signature, sum(t.size for t in tasks), queued)
+        self._last_rows = sum(t.size for t in tasks)
+        self._observe(queue.servable, queue.signature, self._last_rows, queued)
         for task, result in zip(tasks, results):
             if not task.future.done():
                 task.future.set_result(result)
@@ -288,7 +293,18 @@ class BatchScheduler:
         iteration and reads its message in another), so they are let in
         first. Measured with 32 gRPC clients: 3 quiet iterations give
         batches of 1-5 rows and half the throughput of 6 to 40.
+
+        How many quiet iterations end the wait follows the load: 64 until
+        the batch holds as many rows as the previous one, 8 after that (so
+        batches grow to what the load brings, and a batch that holds all
+        the requests in flight does not wait long). Measured with 32
+        concurrent gRPC calls from h2load (2 CPUs, alternating runs): a
+        fixed 8 gives batches of ~12 rows at 315-340 us of server CPU per
+        request, this rule ~29 rows at 270-290 us (QPS +10-15%); at 8 calls
+        it costs no more than a fixed 8. Waiting 4x the last batch's rows
+        instead cost ~15% more CPU per request at 8 calls.
         """
+        previous = self._last_rows
         rows, quiet = self._waiting_rows(), 0
         for _ in range(_MAX_ARRIVAL_YIELDS):
             await asyncio.sleep(0)
@@ -296,7 +312,7 @@ class BatchScheduler:
             if now >= self.options.max_batch_size:
                 return
             quiet = quiet + 1 if now == rows else 0
-            if quiet >= _QUIET_YIELDS:
+            if quiet >= (_MIN_QUIET_YIELDS if now >= previous else _MAX_QUIET_YIELDS):
                 return
             rows = now
 

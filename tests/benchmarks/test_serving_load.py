@@ -5,10 +5,16 @@ from __future__ import annotations
 import asyncio
 import socket
 
+import numpy as np
 import pytest
 from aiohttp import web
 
-from benchmarks import serving_load
+from benchmarks import grpc_h2load, serving_load
+
+needs_h2load = pytest.mark.skipif(
+    grpc_h2load.H2LOAD is None, reason="h2load is not installed (apt-get install nghttp2-client)"
+)
+H2LOAD = serving_load.GRPC_CLIENTS["h2load"]
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +24,7 @@ def floor_server():
     server.stop()
 
 
-@pytest.mark.parametrize("protocol", ["REST", "gRPC"])
+@pytest.mark.parametrize("protocol", ["REST", "gRPC", pytest.param(H2LOAD, marks=needs_h2load)])
 def test_load_on_the_floor_server_answers_every_request(floor_server, protocol):
     result = serving_load._load(floor_server, protocol, concurrency=4, duration=0.5)
 
@@ -89,3 +95,53 @@ def test_targets_say_met_or_missed_against_floor_and_ceiling(capsys):
     )
     assert "0.5x of the ceiling is 500 one-row requests/s" in out
     assert "- REST front-end floor: 800 requests/s = 0.80x of the ceiling" in out
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The embedded server (batching on) on the benchmark's model, and the model's answer to its request."""
+    work = tmp_path_factory.mktemp("served")
+    serving_load.export_model(work / "models" / serving_load.MODEL / "1")
+    server = serving_load.Server(work / "models", work / "cfg", batching=True)
+    yield server, serving_load.expected_outputs(work / "models" / serving_load.MODEL / "1")
+    server.stop()
+
+
+@needs_h2load
+def test_h2load_load_on_the_embedded_server_is_proved_by_its_request_count(served):
+    server, expected = served
+    before = serving_load.prometheus_request_counts(server.rest_url)
+
+    result = serving_load._load(server, H2LOAD, concurrency=4, duration=0.3, expected=expected)
+
+    after = serving_load.prometheus_request_counts(server.rest_url)
+    assert result["errors"] == 0 and result["qps"] > 0 and len(result["latencies"]) >= 4
+    assert set(after) == {"OK"}  # nothing but OK answers, ever
+    assert after["OK"] - before.get("OK", 0) > len(result["latencies"])  # + the check call and the warm-up
+
+
+def test_the_request_h2load_sends_is_first_checked_against_the_model(served):
+    server, expected = served
+    message = serving_load.predict_request().SerializeToString()
+
+    serving_load.check_grpc_predict(server.grpc_address, message, expected)
+    with pytest.raises(RuntimeError, match=r"is not the model's: expected probability \[\[.*received \[\["):
+        serving_load.check_grpc_predict(server.grpc_address, message, np.asarray(expected) + 0.5)
+
+
+@needs_h2load
+def test_h2load_calls_the_server_answers_with_an_error_fail_the_run(served):
+    server, _ = served
+    request = serving_load.predict_request()
+    request.model_spec.name = "no_such_model"
+
+    with pytest.raises(grpc_h2load.H2loadError, match=r"count by status: \{'NOT_FOUND': \d+\}"):
+        grpc_h2load.run_h2load(
+            server.grpc_address,
+            serving_load.PREDICT_PATH,
+            request.SerializeToString(),
+            concurrency=2,
+            duration=0.1,
+            warmup=0.1,
+            counts=lambda: serving_load.prometheus_request_counts(server.rest_url, "no_such_model"),
+        )

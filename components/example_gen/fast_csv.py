@@ -243,7 +243,7 @@ def worker_count(total_bytes: int, cpus: int | None = None) -> int:
     batches = -(-total_bytes // BATCH_BYTES)
     if batches <= 1:
         return 0
-    return max(1, min(cpus or os.cpu_count() or 1, batches))
+    return max(1, min(cpus or len(os.sched_getaffinity(0)) or 1, batches))  # the cores this process may use
 
 
 def write_examples(

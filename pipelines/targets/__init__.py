@@ -1,10 +1,14 @@
 """Orchestrator targets: where a compiled pipeline runs.
 
 - `local`: this process, one component after another (`pipelines.runners.local`).
-- `beam`: TFX's BeamDagRunner (`pipelines.targets.beam`).
-- `kubeflow`: pipeline JSON for Kubeflow Pipelines v2 and Vertex AI Pipelines
-  (`pipelines.targets.kubeflow`), with TFJob multi-node training.
-- `airflow`: a DAG file on TFX's AirflowDagRunner (`pipelines.targets.airflow`).
+- `beam`: TFX's BeamDagRunner with the local target's progress and summary
+  (`pipelines.targets.beam`, `beam_progress`); components' Beam work on any
+  runner, Dask included (`dask_runner`).
+- `kubeflow`: the KFP PipelineSpec package and the Vertex AI PipelineJob
+  (`pipelines.targets.kubeflow`), with TFJob multi-node training (`tfjob`),
+  submitted by `submit` (KFP REST) and `vertex_submit` (aiplatform).
+- `airflow`: a DAG file of PythonOperators built from the step graph; each
+  task launches its TFX component when it runs (`airflow`, `airflow_tasks`).
 
 `compile_target` writes a target's artefacts; every per-component setting a
 target cannot honour is returned as a warning, never dropped silently.

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import hashlib
 import json
 import os
 import re
 import sys
 from typing import Any
+
+from pipelines.runners.fingerprint import code_fingerprint
 
 __all__ = ["RunRecord", "RUNS_DIR", "record_path", "build_record", "write_record", "save_run", "read_records"]
 
@@ -52,17 +53,6 @@ def record_path(root: str, run_id: str) -> str:
     """
     safe = re.sub(r"[^A-Za-z0-9._-]", "-", run_id)
     return os.path.join(root, RUNS_DIR, f"{safe}.json")
-
-
-def code_fingerprint() -> str:
-    """sha256 of this framework's Python source (`components/`, `pipelines/`): what the run fingerprint hashes."""
-    from pipelines.runners.fingerprint import _PACKAGES, _hash_tree
-
-    digest = hashlib.sha256()
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for package in _PACKAGES:
-        _hash_tree(digest, os.path.join(here, package))
-    return digest.hexdigest()
 
 
 def build_record(resolved, run_id: str, summary: dict[str, Any], run_fingerprint: str, seconds: float, log_file):

@@ -24,7 +24,15 @@ from typing import Any
 from pipelines.spec import ResolvedSpec
 from pipelines.steps.registry import target_of
 
-__all__ = ["run_fingerprint", "RunRecord", "read_record", "write_record", "is_up_to_date", "max_execution_id"]
+__all__ = [
+    "run_fingerprint",
+    "code_fingerprint",
+    "RunRecord",
+    "read_record",
+    "write_record",
+    "is_up_to_date",
+    "max_execution_id",
+]
 
 _PACKAGES = ("components", "pipelines")
 
@@ -47,6 +55,19 @@ def _module_file(reference: str | None) -> str | None:
     return found.origin if found is not None else None
 
 
+def _hash_code(digest) -> None:
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for package in _PACKAGES:
+        _hash_tree(digest, os.path.join(here, package))
+
+
+def code_fingerprint() -> str:
+    """sha256 of this framework's Python source (`components/`, `pipelines/`), as the run fingerprint hashes it."""
+    digest = hashlib.sha256()
+    _hash_code(digest)
+    return digest.hexdigest()
+
+
 def run_fingerprint(resolved: ResolvedSpec) -> str:
     digest = hashlib.sha256()
     described = dataclasses.asdict(resolved)
@@ -55,9 +76,7 @@ def run_fingerprint(resolved: ResolvedSpec) -> str:
     for path in resolved.data_files:
         stat = os.stat(path)
         digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for package in _PACKAGES:
-        _hash_tree(digest, os.path.join(here, package))
+    _hash_code(digest)
     for path in (
         resolved.schema_path,
         _module_file(resolved.spec.transform.module),

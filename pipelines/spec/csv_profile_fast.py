@@ -24,14 +24,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-__all__ = ["fast_profile", "FAST_MIN_BYTES"]
+__all__ = ["fast_profile", "parse_number", "FAST_MIN_BYTES"]
 
 FAST_MIN_BYTES = 8 << 20  # below this, the row-by-row reader is as fast and gives every message itself
 # Plain decimal numbers (Arrow casts them as float() reads them); anything else (inf, nan, 1_000) goes to float().
 _NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 
 
-def _python_float(text: str) -> float | None:
+def parse_number(text: str) -> float | None:
+    """The cell as Python's `float()` reads it, or None when it is text (the row-by-row reader's rule too)."""
     try:
         return float(text)
     except ValueError:
@@ -64,8 +65,9 @@ class _Column:
         text_rows = np.zeros(len(column), dtype=bool)
         if other.any():  # not numbers by the pattern: ask float() itself, once per distinct text
             rows = np.flatnonzero(other)
-            parsed = {v: _python_float(v) for v in pc.unique(pc.take(column, pa.array(rows))).to_pylist()}
-            for row, value in zip(rows.tolist(), pc.take(column, pa.array(rows)).to_pylist()):
+            cells = pc.take(column, pa.array(rows))
+            parsed = {v: parse_number(v) for v in pc.unique(cells).to_pylist()}
+            for row, value in zip(rows.tolist(), cells.to_pylist()):
                 number = parsed[value]
                 if number is None:
                     text_rows[row] = True

@@ -14,7 +14,7 @@ import gzip
 import math
 import os
 
-from pipelines.spec.csv_profile_fast import FAST_MIN_BYTES, fast_profile
+from pipelines.spec.csv_profile_fast import FAST_MIN_BYTES, fast_profile, parse_number
 
 __all__ = ["DataProblem", "DataProfile", "list_data_files", "profile_csv", "profile_tfrecord"]
 
@@ -80,14 +80,6 @@ def _open_text(path: str):
     if path.endswith(".gz"):
         return gzip.open(path, "rt", newline="", encoding="utf-8-sig")
     return open(path, newline="", encoding="utf-8-sig")
-
-
-def _parse_number(text: str) -> float | None:
-    """The cell as a float, or None when it is text."""
-    try:
-        return float(text)
-    except ValueError:
-        return None
 
 
 @dataclasses.dataclass
@@ -208,7 +200,7 @@ def profile_csv(
                         if value in missing_marks:
                             tally.missing = True
                         else:
-                            number = _parse_number(value)
+                            number = parse_number(value)
                             if number is None:
                                 if tally.text_at is None:
                                     tally.text_at = (path, reader.line_num, value)

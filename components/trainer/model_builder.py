@@ -1,9 +1,11 @@
-"""Built-in Keras models over transformed features: `dnn` and `wide_and_deep`.
+"""Built-in Keras models over transformed features: `dnn`, `wide_and_deep`, `image_classifier`, `text_classifier`.
 
 Numeric features feed the deep part directly; categorical ids are embedded
 for the deep part and one-hot encoded for the wide (linear) part. The inputs
 are the declared features' `<column>_xf` and any extra output of a user
-`transform.module` (see `components.trainer.model_inputs`).
+`transform.module` (see `components.trainer.model_inputs`). An image or text
+classifier encodes its one image or text input (`components.trainer.image_model`,
+`components.trainer.text_model`); table features beside it join the deep part.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ import tensorflow as tf
 
 from components.common.names import tensor_name
 from components.trainer import model_inputs
+from components.trainer.image_model import image_features
 from components.trainer.model_inputs import ModelInput
+from components.trainer.text_model import text_features
 from components.transform.config import CATEGORICAL, TransformConfig
 
 __all__ = ["build_model", "head", "check_head", "load_user_builder", "input_dtype"]
+
+_MEDIA_MODELS = frozenset({"image_classifier", "text_classifier"})
 
 
 def input_dtype(transform: str) -> tf.DType:
@@ -63,8 +69,21 @@ def build_model(
             feature_specs=config.features, label=config.label_name, config=model
         )
 
+    kind = model.get("type", "wide_and_deep")
+    media = [used for used in inputs_used if used.media]
+    if media and kind not in _MEDIA_MODELS:
+        raise ValueError(
+            f"`model.type: {kind}` takes table features only. Received: `transform: {media[0].media}` feature "
+            f"`{media[0].column}`. Fix: `model.type: {media[0].media}_classifier`, or remove the feature."
+        )
     numeric, embedded, wide = [], [], []
+    if kind == "image_classifier":
+        numeric.append(image_features(inputs_used, inputs, model))
+    elif kind == "text_classifier":
+        numeric.append(text_features(inputs_used, inputs, model))
     for used in inputs_used:
+        if used.media:
+            continue
         column = tf.keras.layers.Reshape((used.width,))(inputs[used.name])
         if used.categorical:
             if used.hashed:
@@ -77,10 +96,12 @@ def build_model(
             numeric.append(column)
     deep_inputs = numeric + embedded
     deep = deep_inputs[0] if len(deep_inputs) == 1 else tf.keras.layers.concatenate(deep_inputs)
+    if model.get("dropout"):
+        deep = tf.keras.layers.Dropout(model["dropout"])(deep)
     for units in model.get("hidden_units", [64, 32]):
         deep = tf.keras.layers.Dense(units, activation="relu")(deep)
     head_input = deep
-    if model.get("type", "wide_and_deep") == "wide_and_deep" and wide:
+    if kind == "wide_and_deep" and wide:
         head_input = tf.keras.layers.concatenate([deep, *wide])
     units, activation = head(config)
     output = tf.keras.layers.Dense(units, activation=activation, dtype="float32", name="prediction")(head_input)

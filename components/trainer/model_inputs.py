@@ -44,6 +44,9 @@ class ModelInput:
       num_tokens: how many distinct ids a categorical input takes; None for numbers.
       hashed: the ids have no known range: hash them into `num_tokens` buckets.
       column: the declared feature it comes from; None for an extra user output.
+      media: `image` (float32 [height, width, channels] pixels, `dims`) or `text` (int64 word ids
+        [sequence_length], 0 for padding, `num_tokens` ids); None for a table feature.
+      dims: an image's (height, width, channels).
     """
 
     name: str
@@ -52,19 +55,34 @@ class ModelInput:
     num_tokens: Optional[int] = None
     hashed: bool = False
     column: Optional[str] = None
+    media: Optional[str] = None
+    dims: tuple[int, ...] = ()
 
     @property
     def categorical(self) -> bool:
-        return self.num_tokens is not None
+        """One categorical id per row (embedded, and one-hot in a wide part)."""
+        return self.num_tokens is not None and self.media is None
 
     @property
     def shape(self) -> tuple:
         """The Keras input shape (without the batch dimension)."""
+        if self.dims:
+            return tuple(self.dims)
         return () if self.width == 1 else (self.width,)
 
 
 def _declared(config: TransformConfig, column: str, vocabulary_sizes: Mapping[str, int]) -> ModelInput:
     feature = config.features[column]
+    if feature["transform"] == "image":
+        height, width = feature["image_size"]
+        dims = (int(height), int(width), int(feature.get("channels") or 3))
+        return ModelInput(transformed_name(column), tf.float32, column=column, media="image", dims=dims)
+    if feature["transform"] == "text":
+        tokens = config.num_tokens(column, vocabulary_sizes.get(column))
+        length = int(feature["sequence_length"])
+        return ModelInput(
+            transformed_name(column), tf.int64, width=length, num_tokens=tokens, column=column, media="text"
+        )
     if feature["transform"] in CATEGORICAL:
         tokens = config.num_tokens(column, vocabulary_sizes.get(column))
         return ModelInput(transformed_name(column), tf.int64, num_tokens=tokens, column=column)

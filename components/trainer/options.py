@@ -39,6 +39,8 @@ class TrainingOptions:
     xla: bool = False
     gradient_accumulation_steps: int = 1
     cache_budget_mb: int = 1024
+    warmup_steps: int = 0
+    decay: str = "none"
     checkpoint_every_steps: Optional[int] = 500
     profile_steps: Optional[tuple[int, int]] = None
     metrics_port: Optional[int] = None

@@ -30,6 +30,7 @@ from components.common.autograph_rules import skip_autograph_for_tf_keras
 from components.trainer import checkpoints, export, input_pipeline, model_builder, model_inputs, precision, summary
 from components.trainer import strategy as strategy_lib
 from components.trainer.datasets import build_datasets
+from components.trainer.learning_rate import learning_rate as learning_rate_over_steps
 from components.trainer.options import TrainingOptions
 from components.trainer.performance import PerformanceMonitor, input_bound_advice
 from components.trainer.pipeline_run import pipeline_run_labels
@@ -63,7 +64,7 @@ def compile_model(
     config: TransformConfig,
     training: dict,
     metrics: list[str],
-    learning_rate: float | None = None,
+    learning_rate=None,
     jit_compile: bool = False,
 ) -> None:
     """Compiles with the spec's optimizer, the task's loss and the Keras metrics that exist.
@@ -73,7 +74,7 @@ def compile_model(
       config: gives the task (classification or regression).
       training: the `training` section (`optimizer`, `learning_rate`, `steps_per_execution`).
       metrics: evaluation metric names; those Keras has are reported while training.
-      learning_rate: overrides `training["learning_rate"]` (e.g. scaled for replicas).
+      learning_rate: overrides `training["learning_rate"]` (e.g. scaled for replicas): a float or a schedule.
       jit_compile: compile the train step with XLA.
     """
     rate = learning_rate if learning_rate is not None else training["learning_rate"]
@@ -126,11 +127,13 @@ def _vocabulary_sizes(config: TransformConfig, tf_transform_output) -> dict[str,
     return {
         name: tf_transform_output.vocabulary_size_by_name(vocabulary_name(name))
         for name, feature in config.features.items()
-        if feature["transform"] == "vocabulary"
+        if feature["transform"] in ("vocabulary", "text")
     }
 
 
-def _build_model(custom: dict, config, tf_transform_output, options: TrainingOptions, replicas: int, timer):
+def _build_model(
+    custom: dict, config, tf_transform_output, options: TrainingOptions, replicas: int, timer, total_steps: int
+):
     """Builds, wraps and compiles the model (call inside the strategy and precision scopes)."""
     sizes = _vocabulary_sizes(config, tf_transform_output)
     inputs = model_inputs.from_transform_output(config, tf_transform_output, sizes)  # with a user transform's extras
@@ -155,7 +158,9 @@ def _build_model(custom: dict, config, tf_transform_output, options: TrainingOpt
             "steps_per_execution": options.steps_per_execution,
         },
         custom.get("metrics", []),
-        learning_rate=options.scaled_learning_rate(replicas),
+        learning_rate=learning_rate_over_steps(
+            options.scaled_learning_rate(replicas), options.warmup_steps, options.decay, total_steps
+        ),
         jit_compile=options.xla,
     )
     return model
@@ -249,7 +254,9 @@ def run_fn(fn_args) -> None:
     steps_per_epoch, epochs, train_examples = _schedule(fn_args, options, choice.replicas)
     timer = StepTimer()
     with choice.strategy.scope(), precision.policy_scope(policy):
-        model = _build_model(custom, config, tf_transform_output, options, choice.replicas, timer)
+        model = _build_model(
+            custom, config, tf_transform_output, options, choice.replicas, timer, steps_per_epoch * epochs
+        )
         _create_optimizer_variables(model)
     exporter = None
     if choice.is_chief and (options.metrics_port is not None or options.pushgateway_url):

@@ -11,9 +11,11 @@ from typing import Any, Optional
 
 from components.common.names import tensor_name
 
-__all__ = ["TransformConfig", "transformed_name", "vocabulary_name", "CATEGORICAL"]
+__all__ = ["TransformConfig", "transformed_name", "vocabulary_name", "CATEGORICAL", "MEDIA"]
 
 CATEGORICAL = frozenset({"vocabulary", "bucketize", "hash", "categorical"})
+# Several values per row: images ([height, width, channels] floats) and texts (word ids).
+MEDIA = frozenset({"image", "text"})
 
 
 def transformed_name(column: str) -> str:
@@ -96,4 +98,7 @@ class TransformConfig:
             return feature["hash_buckets"]
         if kind == "categorical":
             return feature["num_buckets"]
+        if kind == "text":  # ids from 1, 0 pads
+            size = feature.get("top_k") or vocabulary_size or 0
+            return size + max(feature.get("oov_buckets", 1), 1) + 1
         raise ValueError(f"feature `{column}` is not categorical (transform `{kind}`).")

@@ -14,7 +14,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from components.common.autograph_rules import skip_autograph_for_tf_keras
-from components.transform import missing
+from components.transform import media, missing
 from components.transform.config import TransformConfig, transformed_name, vocabulary_name
 from components.transform.labels import label_tensor
 
@@ -59,6 +59,10 @@ def _numeric(value: tf.Tensor) -> tf.Tensor:
 
 def _transform_feature(name: str, feature: dict, raw: tf.Tensor | tf.SparseTensor) -> tf.Tensor:
     kind = feature["transform"]
+    if kind == "image":
+        return media.decode_images(fill_missing(raw, ""), media.image_shape(feature))
+    if kind == "text":
+        return media.text_ids(name, feature, fill_missing(raw, ""))
     imputed = missing.transform_imputed(feature, raw)  # mean/median-imputed numeric columns, in one pass
     if imputed is not None:
         return imputed

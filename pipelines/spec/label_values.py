@@ -76,6 +76,19 @@ def _tfrecord_values(files: Sequence[str], column: str) -> set[str]:
     return names
 
 
+_IMAGE_ENDINGS = (".jpg", ".jpeg", ".png")
+
+
+def _class_folders(path: str) -> set[str]:
+    """The sub-folders of an image folder that hold at least one JPEG/PNG file: its classes."""
+    names = set()
+    for entry in os.scandir(path):
+        if entry.is_dir() and not entry.name.startswith("."):
+            if any(name.lower().endswith(_IMAGE_ENDINGS) for name in os.listdir(entry.path)):
+                names.add(entry.name)
+    return names
+
+
 def label_values(resolved: ResolvedSpec) -> set[str]:
     """The distinct class names of `label.column` in the data files.
 
@@ -91,7 +104,9 @@ def label_values(resolved: ResolvedSpec) -> set[str]:
     """
     column = resolved.spec.label.column
     files = resolved.data_files or _files_at(resolved.data_path)
-    if resolved.data_format == "tfrecord":
+    if resolved.data_format == "image_folder":
+        names = _class_folders(resolved.data_path)
+    elif resolved.data_format == "tfrecord":
         names = _tfrecord_values(files, column)
     else:
         cells = _csv_cells(files, column, frozenset({"", *resolved.spec.data.na_values}))

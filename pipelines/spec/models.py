@@ -34,14 +34,21 @@ __all__ = [
     "TRANSFORMS",
     "CATEGORICAL_TRANSFORMS",
     "NUMERIC_TRANSFORMS",
+    "MEDIA_TRANSFORMS",
+    "BACKBONES",
 ]
 
-Transform = Literal["zscore", "minmax", "log", "identity", "vocabulary", "bucketize", "hash", "categorical"]
+Transform = Literal[
+    "zscore", "minmax", "log", "identity", "vocabulary", "bucketize", "hash", "categorical", "image", "text"
+]
 TRANSFORMS: tuple[str, ...] = Transform.__args__  # type: ignore[attr-defined]
 # Transforms whose output is an integer id (wide part of wide-and-deep models).
 CATEGORICAL_TRANSFORMS = frozenset({"vocabulary", "bucketize", "hash", "categorical"})
 # Transforms that read the column as a number.
 NUMERIC_TRANSFORMS = frozenset({"zscore", "minmax", "log", "identity", "bucketize", "categorical"})
+# Transforms of encoded images (bytes) and free text: several values per row.
+MEDIA_TRANSFORMS = frozenset({"image", "text"})
+BACKBONES: tuple[str, ...] = ("ResNet50", "EfficientNetB0", "MobileNetV2")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,7 +111,10 @@ class DataSpec:
     """Where the examples come from and how they are split.
 
     `path` is a CSV or TFRecord (tf.Example, optionally GZIP) file, or a folder
-    of them. `splits` maps split names to hash-bucket weights; it must have
+    of them, or (`format: image_folder`) a folder with one sub-folder per class
+    holding JPEG/PNG files: ExampleGen writes one tf.Example per image with
+    `image` (the encoded bytes), `label` (the sub-folder's name), `height` and
+    `width`. `splits` maps split names to hash-bucket weights; it must have
     `train` and `eval`. `na_values` lists the CSV cell texts that mean
     "missing" (default: empty, `NA`, `N/A`, `NaN`, `nan`, `null`); a numeric
     column with such cells stays numeric and its gaps are imputed (see
@@ -113,7 +123,7 @@ class DataSpec:
     """
 
     path: str
-    format: Optional[Literal["csv", "tfrecord"]] = None
+    format: Optional[Literal["csv", "tfrecord", "image_folder"]] = None
     splits: dict[str, int] = dataclasses.field(default_factory=lambda: {"train": 2, "eval": 1})
     na_values: list[str] = dataclasses.field(default_factory=lambda: list(DEFAULT_NA_VALUES))
     checks: DataChecksSpec = dataclasses.field(default_factory=DataChecksSpec)
@@ -126,7 +136,13 @@ class FeatureSpec:
     Transforms: `zscore`, `minmax`, `log` (log1p, then z-score), `identity`
     (numeric as is), `vocabulary` (`top_k`, `oov_buckets`), `bucketize`
     (`buckets` quantiles), `hash` (`hash_buckets`), `categorical` (integer ids
-    below `num_buckets`). Any header text is a valid column name (spaces,
+    below `num_buckets`), `image` (encoded JPEG/PNG bytes decoded and resized
+    to `image_size: [height, width]` with `channels` colour channels (default
+    3; 1 for grey), values
+    0-255; the model normalises them as its backbone expects), `text`
+    (lower-cased, split into words on whitespace and punctuation, a vocabulary
+    of the `top_k` most frequent words (default 20000) plus `oov_buckets`,
+    ids padded with 0 or cut to `sequence_length` words). Any header text is a valid column name (spaces,
     dots, unicode): tensor names are derived from it (see
     `components.common.names`), and JSON clients send the original name.
 
@@ -147,8 +163,12 @@ class FeatureSpec:
     buckets: Optional[int] = None
     hash_buckets: Optional[int] = None
     num_buckets: Optional[int] = None
+    image_size: Optional[list[int]] = None
+    channels: Optional[int] = None
+    sequence_length: Optional[int] = None
 
     def __post_init__(self):
+        self._check_media()
         needs = {"bucketize": "buckets", "hash": "hash_buckets", "categorical": "num_buckets"}
         option = needs.get(self.transform)
         if option and getattr(self, option) is None:
@@ -170,6 +190,40 @@ class FeatureSpec:
     @property
     def categorical(self) -> bool:
         return self.transform in CATEGORICAL_TRANSFORMS
+
+    def _check_media(self) -> None:
+        if self.transform == "image":
+            size = self.image_size
+            if size is None or len(size) != 2 or not all(isinstance(v, int) and 8 <= v <= 4096 for v in size):
+                raise ValueError(
+                    f"transform `image` needs `image_size: [height, width]`, two whole numbers from 8 to 4096. "
+                    f"Received: image_size={size}. Example: `image_size: [224, 224]`."
+                )
+            if self.channels not in (None, 1, 3):
+                raise ValueError(
+                    f"`channels` must be 1 (grey) or 3 (RGB). Received: channels={self.channels}. Example: `channels: 3`."
+                )
+        elif self.image_size is not None:
+            raise ValueError(
+                f"`image_size` is for `transform: image`. Received: transform={self.transform}. Remove `image_size`."
+            )
+        if self.transform == "text":
+            if self.sequence_length is None or not 1 <= self.sequence_length <= 4096:
+                raise ValueError(
+                    f"transform `text` needs `sequence_length`, the words kept per row (1 to 4096). Received: "
+                    f"sequence_length={self.sequence_length}. Example: `sequence_length: 128`."
+                )
+        elif self.sequence_length is not None:
+            raise ValueError(
+                f"`sequence_length` is for `transform: text`. Received: transform={self.transform}. "
+                "Remove `sequence_length`."
+            )
+        if self.transform in MEDIA_TRANSFORMS and (self.impute not in (None, "none") or self.missing_indicator):
+            raise ValueError(
+                f"transform `{self.transform}` takes no `impute` or `missing_indicator`: a missing "
+                f"{'image is an all-zero image' if self.transform == 'image' else 'text is an empty sequence'}. "
+                "Remove them."
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -247,16 +301,47 @@ class TransformSpec:
 
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:
-    """The model: a built-in `dnn` or `wide_and_deep`, or a user `build_model`.
+    """The model: a built-in type, or a user `build_model`.
+
+    Types: `dnn` and `wide_and_deep` over table features; `image_classifier`,
+    a Keras Applications `backbone` (ResNet50, EfficientNetB0, MobileNetV2)
+    over one `image` feature with a dense head (`hidden_units`, `dropout`):
+    `weights` is a local weights file (`.h5`) for the backbone, or null for
+    random initialisation; `frozen_layers` freezes the backbone's first that
+    many layers (`all`: the whole backbone, only the head trains); `augment`
+    lists training-only augmentations (`flip`, `rotate`, `zoom`, `contrast`).
+    `text_classifier`, over one `text` feature: `encoder: transformer` (a small
+    Transformer encoder of `num_layers` blocks with `num_heads` attention heads
+    and `embedding_dim` wide tokens) or `bag_of_embeddings` (mean of the word
+    embeddings), then the dense head.
 
     `build_model: pkg.mod:fn` is called as `fn(feature_specs, label, config)`
     and returns a compiled-or-not Keras model taking the transformed features.
     """
 
-    type: Literal["dnn", "wide_and_deep"] = "wide_and_deep"
+    type: Literal["dnn", "wide_and_deep", "image_classifier", "text_classifier"] = "wide_and_deep"
     hidden_units: list[int] = dataclasses.field(default_factory=lambda: [64, 32])
     embedding_dim: int = 8
     build_model: Optional[str] = None
+    backbone: Literal["ResNet50", "EfficientNetB0", "MobileNetV2"] = "MobileNetV2"
+    weights: Optional[str] = None
+    frozen_layers: Union[int, Literal["all"]] = 0
+    augment: list[Literal["flip", "rotate", "zoom", "contrast"]] = dataclasses.field(default_factory=list)
+    dropout: float = 0.0
+    encoder: Literal["transformer", "bag_of_embeddings"] = "transformer"
+    num_layers: int = 2
+    num_heads: int = 2
+
+    def __post_init__(self):
+        if isinstance(self.frozen_layers, int) and self.frozen_layers < 0:
+            raise ValueError(
+                f"`frozen_layers` must be 0 or more, or `all`. Received: frozen_layers={self.frozen_layers}."
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"`dropout` must be 0 or more and below 1. Received: dropout={self.dropout}.")
+        for name in ("num_layers", "num_heads", "embedding_dim"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"`{name}` must be at least 1. Received: {name}={getattr(self, name)}.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -276,6 +361,9 @@ class TrainingSpec:
     `profile_steps: [first, last]` writes a profiler trace to TensorBoard;
     `metrics_port` serves Prometheus metrics on 127.0.0.1 (null: off) and
     `pushgateway_url` pushes them.
+    `warmup_steps` raises the learning rate linearly from 0 over the first
+    that many optimizer steps; `decay: cosine` then lowers it to 0 by the last
+    step (fine-tuning a pretrained backbone usually wants both).
     `epochs` (null: off) trains on the whole train split that many times
     instead of `train_steps`: steps per epoch = train examples / global batch,
     rounded up (the examples are counted when training starts).
@@ -298,6 +386,8 @@ class TrainingSpec:
     xla: bool = False
     gradient_accumulation_steps: int = 1
     cache_budget_mb: int = 1024
+    warmup_steps: int = 0
+    decay: Literal["none", "cosine"] = "none"
     checkpoint_every_steps: Optional[int] = 500
     profile_steps: Optional[list[int]] = None
     metrics_port: Optional[int] = None
@@ -307,6 +397,8 @@ class TrainingSpec:
         for name in ("train_steps", "eval_steps", "batch_size", "steps_per_execution", "gradient_accumulation_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"`{name}` must be at least 1. Received: {name}={getattr(self, name)}.")
+        if self.warmup_steps < 0:
+            raise ValueError(f"`warmup_steps` must be 0 or more. Received: warmup_steps={self.warmup_steps}.")
         if self.epochs is not None and self.epochs < 1:
             raise ValueError(
                 f"`epochs` must be at least 1. Received: epochs={self.epochs}. Write `epochs: null` to train "
@@ -422,7 +514,13 @@ class DeploySpec:
     `config` the model config file it was started with; without `url`, an
     embedded server is started for the checks. `p99_budget_ms` bounds the
     single-row latency; `sample_rows` eval rows are compared with the trained
-    model's predictions.
+    model's predictions. `max_request_mb` declares the largest request clients
+    send, in MiB of raw input: rows per request x the largest encoded image (or
+    text), e.g. 32 images of at most 0.5 MiB: 16. The embedded server started
+    for the checks, and `python -m serving up` on the model's config folder,
+    then admit it (request memory budget and body/message size, see
+    `serving.request_limits`); null keeps the server's defaults (16 MiB body,
+    256 MiB budget).
     """
 
     enabled: bool = False
@@ -430,6 +528,7 @@ class DeploySpec:
     config: Optional[str] = None
     p99_budget_ms: float = 100.0
     sample_rows: int = 20
+    max_request_mb: Optional[float] = None
 
     def __post_init__(self):
         if self.url and not self.config:
@@ -439,6 +538,13 @@ class DeploySpec:
             raise ValueError(f"`p99_budget_ms` must be above 0. Received: p99_budget_ms={self.p99_budget_ms}.")
         if self.sample_rows < 1:
             raise ValueError(f"`sample_rows` must be at least 1. Received: sample_rows={self.sample_rows}.")
+        if self.max_request_mb is not None:
+            check_finite({"max_request_mb": self.max_request_mb})
+            if self.max_request_mb <= 0:
+                raise ValueError(
+                    f"`max_request_mb` must be above 0 (rows per request x the largest encoded input, in MiB). "
+                    f"Received: max_request_mb={self.max_request_mb}. Example: `max_request_mb: 16`."
+                )
 
 
 @dataclasses.dataclass(frozen=True)

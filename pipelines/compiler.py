@@ -88,6 +88,11 @@ def _example_gen(resolved: ResolvedSpec):
             ]
         )
     )
+    if resolved.data_format == "image_folder":
+        from components.example_gen.image_component import ImageFolderExampleGen
+
+        # One tf.Example per image (`image`, `label`, `height`, `width`), split by a hash of the image's bytes.
+        return ImageFolderExampleGen(input_base=resolved.data_path, output_config=output_config)
     if resolved.data_format != "csv":
         return ImportExampleGen(input_base=input_base, input_config=input_config, output_config=output_config)
     from components.example_gen import csv_executor

@@ -32,6 +32,19 @@ class DatasetPlan:
     shards: int
 
 
+def _decoded_row_bytes(inputs: Sequence[model_inputs.ModelInput]) -> Optional[int]:
+    """One transformed row's size when it holds decoded images (far larger than the encoded record); else None."""
+    if not any(used.media == "image" for used in inputs):
+        return None
+    size = 4  # the label
+    for used in inputs:
+        values = 1
+        for dim in used.shape:
+            values *= dim
+        size += values * used.dtype.size
+    return size
+
+
 def build_datasets(
     fn_args,
     config: TransformConfig,
@@ -67,6 +80,7 @@ def build_datasets(
         return features
 
     budget = training.cache_budget_mb << 20
+    row_bytes = _decoded_row_bytes(model_inputs.from_transform_output(config, tf_transform_output, {}))
 
     def make(patterns: Sequence[str], shuffle: bool, batch: int, context: Optional[tf.distribute.InputContext]):
         options = input_pipeline.InputOptions(
@@ -76,6 +90,7 @@ def build_datasets(
             cache_budget_bytes=budget,
             num_shards=context.num_input_pipelines if context else 1,
             shard_index=context.input_pipeline_id if context else 0,
+            row_bytes=row_bytes,
         )
         return input_pipeline.make_dataset(
             patterns, spec, label, options, transform=transform, feature_keys=feature_keys
@@ -91,5 +106,5 @@ def build_datasets(
             lambda c: make(fn_args.eval_files, False, training.batch_size, c)
         )
     files = input_pipeline.list_files(fn_args.train_files)
-    cached = input_pipeline.fits_in_memory(files, budget, input_pipelines)
+    cached = input_pipeline.fits_in_memory(files, budget, input_pipelines, row_bytes)
     return train, evaluation, DatasetPlan(materialized=materialized, cached=cached, shards=input_pipelines)

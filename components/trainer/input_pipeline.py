@@ -39,7 +39,10 @@ class InputOptions:
     """Knobs of the input pipeline.
 
     `num_shards`/`shard_index`: this pipeline reads shard `shard_index` of
-    `num_shards` (one shard per worker; see `shard_plan`).
+    `num_shards` (one shard per worker; see `shard_plan`). `row_bytes`: the
+    size of one parsed (and transformed) row when it is far larger than its
+    record, as decoded images are; the cache budget then counts rows x
+    `row_bytes` instead of the files' size.
     """
 
     batch_size: int
@@ -50,6 +53,7 @@ class InputOptions:
     repeat: bool = True
     num_shards: int = 1
     shard_index: int = 0
+    row_bytes: Optional[int] = None
 
     def __post_init__(self):
         if not 0 <= self.shard_index < self.num_shards:
@@ -91,12 +95,30 @@ def _compression(files: Sequence[str]) -> str:
     return "GZIP" if all(f.endswith(".gz") for f in files) else ""
 
 
-def fits_in_memory(files: Sequence[str], budget_bytes: int, num_shards: int = 1) -> bool:
-    """Whether one shard of `files` fits the cache budget (GZIP files count 4x their size)."""
+def fits_in_memory(
+    files: Sequence[str], budget_bytes: int, num_shards: int = 1, row_bytes: Optional[int] = None
+) -> bool:
+    """Whether one shard of `files` fits the cache budget.
+
+    Args:
+      files: the split's files.
+      budget_bytes: the cache budget.
+      num_shards: input pipelines sharing the split.
+      row_bytes: one parsed row's size when it is known to dwarf its record (decoded images): the split then
+        counts rows x `row_bytes`; None: the files' size (GZIP files count 4x).
+
+    Returns:
+      True when the largest shard fits.
+    """
     if shard_plan(len(files), num_shards) == "files":
         files = files[::num_shards]  # the largest shard has this many files
         num_shards = 1
-    size = total_bytes(files) * (4 if _compression(files) else 1)
+    if row_bytes is not None:
+        if total_bytes(files) // num_shards > budget_bytes:
+            return False  # the rows are larger than their records: no need to count them
+        size = count_records(files) * row_bytes
+    else:
+        size = total_bytes(files) * (4 if _compression(files) else 1)
     return size // num_shards <= budget_bytes
 
 
@@ -169,7 +191,9 @@ def make_dataset(
     dataset = dataset.interleave(
         read, cycle_length=min(len(files), 8), num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
     )
-    cache = fits_in_memory(files, options.cache_budget_bytes, 1 if plan == "files" else options.num_shards)
+    cache = fits_in_memory(
+        files, options.cache_budget_bytes, 1 if plan == "files" else options.num_shards, options.row_bytes
+    )
 
     def parse(serialized: tf.Tensor):
         features = tf.io.parse_example(serialized, feature_spec)

@@ -21,6 +21,7 @@ __all__ = ["DataProblem", "DataProfile", "list_data_files", "profile_csv", "prof
 _MAX_REPORTED_ROWS = 5
 _CSV_ENDINGS = (".csv", ".csv.gz")
 _TFRECORD_ENDINGS = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".gz", ".rio")
+_IMAGE_ENDINGS = (".jpg", ".jpeg", ".png")
 
 
 class DataProblem(ValueError):
@@ -49,9 +50,19 @@ class DataProfile:
 def list_data_files(path: str, data_format: str | None) -> tuple[list[str], str]:
     """Returns (files, format) for a file or a folder of files.
 
+    An image folder (`format: image_folder`, or unset and `path` is a folder without CSV/TFRecord files whose
+    sub-folders hold .jpg/.jpeg/.png files) is returned as `([path], "image_folder")`.
+
     Raises:
         DataProblem: nothing usable is at `path`.
     """
+    if data_format == "image_folder" or (data_format is None and _is_image_folder(path)):
+        if not os.path.isdir(path):
+            raise DataProblem(
+                f"`format: image_folder` needs a folder with one sub-folder per class holding JPEG/PNG files. "
+                f"Received: {path}, which is not a folder. Fix `data.path`, or remove `format: image_folder`."
+            )
+        return [path], "image_folder"
     if os.path.isdir(path):
         files = sorted(
             os.path.join(path, name)
@@ -74,6 +85,20 @@ def list_data_files(path: str, data_format: str | None) -> tuple[list[str], str]
                 f"cannot tell the format of {path} from its file names. Add `format: csv` or `format: tfrecord`."
             )
     return files, data_format
+
+
+def _is_image_folder(path: str) -> bool:
+    """A folder holding no CSV/TFRecord files, and a sub-folder holding a .jpg/.jpeg/.png file."""
+    if not os.path.isdir(path):
+        return False
+    entries = [entry for entry in os.scandir(path) if not entry.name.startswith(".")]
+    if any(entry.is_file() and entry.name.endswith(_CSV_ENDINGS + _TFRECORD_ENDINGS) for entry in entries):
+        return False
+    return any(
+        any(name.lower().endswith(_IMAGE_ENDINGS) for name in os.listdir(entry.path))
+        for entry in entries
+        if entry.is_dir()
+    )
 
 
 def _open_text(path: str):

@@ -76,17 +76,14 @@ def _tfrecord_values(files: Sequence[str], column: str) -> set[str]:
     return names
 
 
-_IMAGE_ENDINGS = (".jpg", ".jpeg", ".png")
-
-
 def _class_folders(path: str) -> set[str]:
-    """The sub-folders of an image folder that hold at least one JPEG/PNG file: its classes."""
-    names = set()
-    for entry in os.scandir(path):
-        if entry.is_dir() and not entry.name.startswith("."):
-            if any(name.lower().endswith(_IMAGE_ENDINGS) for name in os.listdir(entry.path)):
-                names.add(entry.name)
-    return names
+    """An image folder's classes: the sub-folders that hold JPEG/PNG files (as ExampleGen reads them)."""
+    from components.example_gen.image_files import ImageFolderError, list_image_folder
+
+    try:
+        return set(list_image_folder(path).classes)
+    except ImageFolderError as error:
+        raise LabelClassError(str(error)) from None
 
 
 def label_values(resolved: ResolvedSpec) -> set[str]:

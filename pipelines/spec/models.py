@@ -197,7 +197,7 @@ class FeatureSpec:
             if size is None or len(size) != 2 or not all(isinstance(v, int) and 8 <= v <= 4096 for v in size):
                 raise ValueError(
                     f"transform `image` needs `image_size: [height, width]`, two whole numbers from 8 to 4096. "
-                    f"Received: image_size={size}. Example: `image_size: [224, 224]`."
+                    f"Received: image_size={None if size is None else list(size)}. Example: `image_size: [224, 224]`."
                 )
             if self.channels not in (None, 1, 3):
                 raise ValueError(
@@ -339,7 +339,7 @@ class ModelSpec:
             )
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"`dropout` must be 0 or more and below 1. Received: dropout={self.dropout}.")
-        for name in ("num_layers", "num_heads", "embedding_dim"):
+        for name in ("num_layers", "num_heads"):  # embedding_dim: `pipelines/spec/rules.py`
             if getattr(self, name) < 1:
                 raise ValueError(f"`{name}` must be at least 1. Received: {name}={getattr(self, name)}.")
 

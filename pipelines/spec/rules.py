@@ -17,6 +17,8 @@ from pipelines.spec import data_rules
 from pipelines.spec import metrics as metric_table
 from pipelines.spec.data_checks import DataProblem, DataProfile, list_data_files, profile_csv, profile_tfrecord
 from pipelines.spec.errors import SpecProblem, did_you_mean
+from pipelines.spec.image_profile import profile_image_folder, rule_image_folder
+from pipelines.spec.media_rules import rule_media_model, rule_media_transforms
 from pipelines.spec.metric_rules import rule_metric_classes
 from pipelines.spec.models import PipelineSpec
 from pipelines.spec.orchestrator import rule_orchestrator
@@ -107,6 +109,8 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
             ctx.profile = profile_csv(
                 files, data.na_values, data.checks.non_finite, keep_columns=data_rules.label_columns(ctx.spec)
             )
+        elif data_format == "image_folder":
+            ctx.profile = profile_image_folder(files[0])
         else:
             ctx.profile = profile_tfrecord(files)
     except DataProblem as err:
@@ -268,6 +272,9 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     rule_names,
     rule_splits,
     rule_data,
+    rule_image_folder,
+    rule_media_transforms,
+    rule_media_model,
     rule_label_type,
     data_rules.rule_label_values,
     data_rules.rule_feature_values,

@@ -72,3 +72,15 @@ def test_transform_is_applied_on_the_fly(records, budget):
 def test_missing_files_name_the_pattern(tmp_path):
     with pytest.raises(FileNotFoundError, match="no input files match"):
         make_dataset([str(tmp_path / "nothing-*")], SPEC, "y", InputOptions(batch_size=4))
+
+
+def test_the_cache_budget_counts_decoded_rows_when_rows_dwarf_their_records(records):
+    from components.trainer.input_pipeline import fits_in_memory, list_files, total_bytes
+
+    files = list_files([records])
+    on_disk = total_bytes(files) * 4  # GZIP files count 4x their size
+    assert fits_in_memory(files, on_disk)
+    # 300 rows of a 32x32x3 float image each: 3.7 MB, far more than the files.
+    assert not fits_in_memory(files, on_disk, row_bytes=32 * 32 * 3 * 4)
+    assert fits_in_memory(files, 300 * 32 * 32 * 3 * 4, row_bytes=32 * 32 * 3 * 4)
+    assert not fits_in_memory(files, 300 * 32 * 32 * 3 * 4 - 1, row_bytes=32 * 32 * 3 * 4)

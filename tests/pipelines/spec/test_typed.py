@@ -99,7 +99,8 @@ BAD_SPECS = {
         "features.fare.transform",
         "  fare:",
         [
-            "expected one of `zscore`, `minmax`, `log`, `identity`, `vocabulary`, `bucketize`, `hash`, `categorical`.",
+            "expected one of `zscore`, `minmax`, `log`, `identity`, `vocabulary`, `bucketize`, `hash`, `categorical`, "
+            "`image`, `text`.",
             "Received: `zscor` (str). Did you mean `zscore`?",
         ],
     ),
@@ -113,7 +114,7 @@ BAD_SPECS = {
         {"data.format": "parquet"},
         "data.format",
         "data:",
-        ["expected one of `csv`, `tfrecord`. Received: `parquet` (str)."],
+        ["expected one of `csv`, `tfrecord`, `image_folder`. Received: `parquet` (str)."],
     ),
     "missing-label-name": (
         {"label": {"expression": TIPPER}},

@@ -6,6 +6,7 @@ ExampleGen -> StatisticsGen -> SchemaGen (or ImportSchemaGen) -> ExampleValidato
 
 from __future__ import annotations
 
+import json
 import os
 
 from components import ensure_legacy_keras  # noqa: F401 - sets TF_USE_LEGACY_KERAS first
@@ -13,6 +14,7 @@ from components.transform.config import TransformConfig
 from pipelines.runners.console import CUSTOM_EXECUTOR_SPEC_DEPRECATED, dropping
 from pipelines.spec import ResolvedSpec
 from pipelines.spec import metrics as metric_table
+from pipelines.spec.models import MEDIA_TRANSFORMS
 from pipelines.steps.wiring import add_custom_steps
 
 __all__ = ["compile_pipeline", "transform_config", "DEFAULT_BEAM_ARGS", "COMPONENT_ORDER"]
@@ -200,6 +202,7 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
         skew=checks.skew or 0.0,
         drift=checks.drift or 0.0,
         unseen_categories=checks.unseen_categories,
+        free_text_columns=json.dumps(sorted(n for n, f in spec.features.items() if f.transform in MEDIA_TRANSFORMS)),
     ).with_id("DataGate")
     transform = Transform(
         examples=example_gen.outputs["examples"],

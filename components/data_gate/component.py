@@ -10,6 +10,7 @@ rare categories that only eval has, up to `data.checks.unseen_categories`
 (`unseen`: the schema is inferred from train only).
 """
 
+import json
 import os
 
 from tfx.dsl.component.experimental.annotations import InputArtifact, Parameter
@@ -69,6 +70,7 @@ def DataGate(
     skew: Parameter[float] = 0.0,
     drift: Parameter[float] = 0.0,
     unseen_categories: Parameter[float] = 0.0,
+    free_text_columns: Parameter[str] = "",
 ) -> None:
     """Raises DataAnomaliesError on schema anomalies, an unusable label, or skew/drift past the limits.
 
@@ -82,6 +84,9 @@ def DataGate(
         drift: `data.checks.drift` (0: not checked).
         unseen_categories: `data.checks.unseen_categories`, the largest fraction of a split's values of a
             categorical feature that train never had (0: any such value stops the run).
+        free_text_columns: a JSON list of the `transform: text` and `image` columns. TFDV gives a text column
+            of at most 100 distinct train values a domain of them, as if it were categorical; eval's new texts
+            (or images) are then no anomaly for these columns.
 
     Raises:
         DataAnomaliesError: one line per problem, with the fix.
@@ -92,6 +97,8 @@ def DataGate(
     tolerate = None
     if statistics is not None and schema is not None and unseen_categories > 0:
         tolerate = _unseen_tolerance(statistics, schema, unseen_categories)
+    if free_text_columns:
+        tolerate = _free_text_tolerance(json.loads(free_text_columns), tolerate)
     lines = describe_anomalies(anomalies.uri, splits, tolerate)
     if statistics is not None:
         lines += _statistics_lines(statistics, schema, label_column, task, skew or None, drift or None)
@@ -102,6 +109,22 @@ def DataGate(
             + "\nFix the data; or update the schema (`schema:` in the spec) if the change is expected; or, for "
             "categories only eval has, skew or drift, raise the limits in `data.checks`."
         )
+
+
+def _free_text_tolerance(columns: list[str], tolerate=None):
+    """`tolerate` that also drops new values of free-text columns (their only anomaly: values train lacked)."""
+    from tensorflow_metadata.proto.v0 import anomalies_pb2
+
+    unexpected = anomalies_pb2.AnomalyInfo.Type.Value("ENUM_TYPE_UNEXPECTED_STRING_VALUES")
+
+    def free_text(split: str, anomalies) -> set[str]:
+        dropped = set(tolerate(split, anomalies)) if tolerate else set()
+        for name, info in anomalies.anomaly_info.items():
+            if name in columns and info.reason and all(reason.type == unexpected for reason in info.reason):
+                dropped.add(name)
+        return dropped
+
+    return free_text
 
 
 def _read_schema(schema):

@@ -8,7 +8,12 @@ normalisation, the backbone without its top (global average pooling), then
 
 `weights` is a local weights file for the backbone without its top (the
 `..._notop.h5` files Keras Applications publishes); null starts from random
-weights. `frozen_layers` freezes the backbone's first that many layers, or
+weights, and then the backbone's batch normalisation follows its batches
+faster (momentum `SCRATCH_BN_MOMENTUM` instead of Keras's 0.99-0.999): with
+the slow default, after a few hundred steps the moving statistics that
+evaluation and serving use are still near their initial values, and the
+model predicts at chance (digits, MobileNetV2, 200 steps: eval accuracy 0.10
+with 0.999, 0.91 with 0.9). `frozen_layers` freezes the backbone's first that many layers, or
 `all` of it: its batch normalisation then runs in inference mode, as
 fine-tuning wants.
 """
@@ -23,7 +28,7 @@ import tensorflow as tf
 
 from components.trainer.model_inputs import ModelInput
 
-__all__ = ["BACKBONES", "MIN_IMAGE_SIZE", "image_features"]
+__all__ = ["BACKBONES", "MIN_IMAGE_SIZE", "SCRATCH_BN_MOMENTUM", "image_features"]
 
 # Keras Applications constructor and input normalisation, per backbone name.
 BACKBONES: dict[str, tuple[Callable[..., tf.keras.Model], str]] = {
@@ -33,6 +38,8 @@ BACKBONES: dict[str, tuple[Callable[..., tf.keras.Model], str]] = {
 }
 # Keras Applications refuse smaller inputs.
 MIN_IMAGE_SIZE = 32
+# Batch-norm momentum of a backbone trained from random weights (see the module docstring).
+SCRATCH_BN_MOMENTUM = 0.9
 
 _AUGMENTATIONS: dict[str, Callable[[int], tf.keras.layers.Layer]] = {
     "flip": lambda seed: tf.keras.layers.RandomFlip("horizontal", seed=seed, name="augment_flip"),
@@ -92,6 +99,10 @@ def _backbone(used: ModelInput, model: dict[str, Any]) -> tuple[tf.keras.Model, 
         input_shape=used.dims,
         pooling="avg",
     )
+    if model.get("weights") is None:
+        for layer in backbone.layers:
+            if isinstance(layer, tf.keras.layers.BatchNormalization):
+                layer.momentum = SCRATCH_BN_MOMENTUM
     frozen = model.get("frozen_layers", 0)
     if frozen == "all":
         backbone.trainable = False

@@ -97,3 +97,18 @@ def test_rare_categories_only_in_eval_are_tolerated_up_to_the_limit(eval_only_ro
     anomalies, eval_stats, schema = _unseen_case(eval_only_rows)
     assert "kind" in anomalies.anomaly_info  # TFDV flags any unseen value
     assert tolerated_features(anomalies, eval_stats, schema, limit) == tolerated
+
+
+def test_new_texts_in_eval_are_no_anomaly_for_free_text_columns_only():
+    from components.data_gate.component import _free_text_tolerance
+
+    # Few distinct training texts: TFDV gives `review` a domain of them, as it does `kind`.
+    train = pd.DataFrame({"review": [f"text number {i % 30}" for i in range(300)], "kind": ["a", "b", "c"] * 100})
+    evaluation = pd.DataFrame({"review": [f"a new text {i}" for i in range(30)], "kind": ["a", "b", "new"] * 10})
+    schema = tfdv.infer_schema(_stats(train))
+    anomalies = tfdv.validate_statistics(_stats(evaluation), schema)
+    assert {"review", "kind"} <= set(anomalies.anomaly_info)
+    assert _free_text_tolerance(["review"])("eval", anomalies) == {"review"}
+    assert _free_text_tolerance([])("eval", anomalies) == set()
+    # It adds to another tolerance rather than replacing it.
+    assert _free_text_tolerance(["review"], lambda split, found: {"kind"})("eval", anomalies) == {"review", "kind"}

@@ -127,3 +127,26 @@ def test_attention_ignores_what_stands_at_padding_positions():
         mask=tf.constant([[True, True, True]]),
     )
     assert not np.allclose(first[:, :2], unmasked[:, :2], atol=1e-3)
+
+
+def test_a_backbone_from_random_weights_gets_fast_batch_norm_statistics():
+    from components.trainer.image_model import SCRATCH_BN_MOMENTUM
+
+    model = build_model(_image_config(), {"type": "image_classifier", "hidden_units": []}, {})
+    backbone = next(layer for layer in model.layers if isinstance(layer, tf.keras.Model))
+    momenta = {layer.momentum for layer in backbone.layers if isinstance(layer, tf.keras.layers.BatchNormalization)}
+    assert momenta == {SCRATCH_BN_MOMENTUM}
+
+
+def test_weights_from_a_local_file_are_loaded_and_keep_their_batch_norm(tmp_path):
+    tf.keras.utils.set_random_seed(3)
+    source = tf.keras.applications.MobileNetV2(include_top=False, weights=None, input_shape=(32, 32, 3), pooling="avg")
+    path = str(tmp_path / "mobilenet_v2_no_top.h5")
+    source.save_weights(path)
+    tf.keras.utils.set_random_seed(4)  # a different random start: only the file can make them equal
+    model = build_model(_image_config(), {"type": "image_classifier", "weights": path, "hidden_units": []}, {})
+    backbone = next(layer for layer in model.layers if isinstance(layer, tf.keras.Model))
+    for loaded, saved in zip(backbone.weights, source.weights):
+        np.testing.assert_array_equal(loaded.numpy(), saved.numpy())
+    momenta = {layer.momentum for layer in backbone.layers if isinstance(layer, tf.keras.layers.BatchNormalization)}
+    assert momenta == {0.999}

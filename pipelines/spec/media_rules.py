@@ -12,7 +12,10 @@ from collections.abc import Iterator
 
 from pipelines.spec.errors import SpecProblem
 
-__all__ = ["rule_media_transforms", "rule_media_model"]
+__all__ = ["rule_media_transforms", "rule_media_model", "rule_augment_with_xla"]
+
+# Augmentations whose TensorFlow ops XLA cannot compile (ImageProjectiveTransformV3; measured on TF 2.16).
+_NOT_XLA = ("rotate", "zoom")
 
 _MODEL_FEATURE = {"image_classifier": "image", "text_classifier": "text"}
 _MEDIA = frozenset(_MODEL_FEATURE.values())
@@ -103,3 +106,18 @@ def rule_media_model(ctx) -> Iterator[SpecProblem]:
         f"`model.type: {model.type}` needs exactly one feature with `transform: {transform}`. Expected 1. "
         f"Received {received}. {fix}",
     )
+
+
+def rule_augment_with_xla(ctx) -> Iterator[SpecProblem]:
+    """`training.xla` compiles the train step, augmentation layers included: rotate and zoom do not compile."""
+    if not ctx.spec.training.xla or ctx.spec.model.type != "image_classifier":
+        return
+    found = [name for name in ctx.spec.model.augment if name in _NOT_XLA]
+    if found:
+        yield ctx.problem(
+            "model.augment",
+            f"XLA cannot compile the `{'`, `'.join(found)}` augmentation (TensorFlow's image transform op has no "
+            "XLA kernel), and `training.xla: true` compiles the whole train step. Expected with XLA: `flip`, "
+            f"`contrast`. Received: augment={list(ctx.spec.model.augment)}. Remove `{found[0]}`, or set "
+            "`training.xla: false`.",
+        )

@@ -18,7 +18,7 @@ from pipelines.spec import metrics as metric_table
 from pipelines.spec.data_checks import DataProblem, DataProfile, list_data_files, profile_csv, profile_tfrecord
 from pipelines.spec.errors import SpecProblem, did_you_mean
 from pipelines.spec.image_profile import profile_image_folder, rule_image_folder
-from pipelines.spec.media_rules import rule_media_model, rule_media_transforms
+from pipelines.spec.media_rules import rule_augment_with_xla, rule_media_model, rule_media_transforms
 from pipelines.spec.metric_rules import rule_metric_classes
 from pipelines.spec.models import PipelineSpec
 from pipelines.spec.orchestrator import rule_orchestrator
@@ -275,6 +275,7 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     rule_image_folder,
     rule_media_transforms,
     rule_media_model,
+    rule_augment_with_xla,
     rule_label_type,
     data_rules.rule_label_values,
     data_rules.rule_feature_values,

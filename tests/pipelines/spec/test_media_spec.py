@@ -104,3 +104,17 @@ def test_valid_media_settings_load(make_spec):
     assert spec.features["company"].sequence_length == 16
     assert spec.model.encoder == "bag_of_embeddings"
     assert (spec.training.warmup_steps, spec.training.decay) == (5, "cosine")
+
+
+def test_xla_with_augmentations_it_cannot_compile_is_refused(make_spec):
+    overrides = {
+        "features.company": {"transform": "text", "sequence_length": 8},
+        "model": {"type": "image_classifier", "augment": ["flip", "zoom"]},
+        "training.xla": True,
+    }
+    with pytest.raises(SpecError) as raised:
+        load_spec(str(make_spec(overrides)))
+    problems = [p for p in raised.value.problems if p.path == "model.augment"]
+    assert len(problems) == 1
+    assert "XLA cannot compile the `zoom` augmentation" in problems[0].message
+    assert "Remove `zoom`, or set `training.xla: false`" in problems[0].message

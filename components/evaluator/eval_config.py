@@ -66,6 +66,7 @@ class EvaluationRequest:
       thresholds: spec name -> {min, max, max_regression, higher_is_better, classes}.
       top_k: k of `top_k_accuracy`.
       classes: the classes the spec declares (`label.classes`), or None.
+      sample_rows: score a deterministic sample of this many eval rows (`evaluation.sample_rows`); None: all.
     """
 
     label_key: str
@@ -74,6 +75,7 @@ class EvaluationRequest:
     thresholds: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     top_k: int = 3
     classes: Optional[tuple[str, ...]] = None
+    sample_rows: Optional[int] = None
 
     def to_flag(self) -> str:
         """The request as one executor flag (TFX passes `extra_flags` to the executor)."""

@@ -25,6 +25,7 @@ from tfx.types import artifact_utils, standard_component_specs
 
 from components.evaluator import report_plots, trivial_baseline
 from components.evaluator.eval_config import EvaluationRequest, build_eval_config, num_classes_of
+from components.evaluator.sample import sample_eval_split
 from components.evaluator.verdict import candidate_metrics, explain, write_verdict
 
 __all__ = ["Executor", "gated_metric_names"]
@@ -59,6 +60,7 @@ class Executor(tfx_evaluator_executor.Executor):
         model_uri = artifact_utils.get_single_uri(input_dict[standard_component_specs.MODEL_KEY])
         classes = trivial_baseline.read_label_classes(model_uri) or request.classes
         baseline = None
+        input_dict, sampled = self._with_eval_sample(input_dict, request)
         examples = input_dict[standard_component_specs.EXAMPLES_KEY]
         labels = functools.cache(  # read at most once: by the baseline and by a regression's report plot
             lambda: trivial_baseline.read_eval_labels(
@@ -85,8 +87,27 @@ class Executor(tfx_evaluator_executor.Executor):
         )
         if not blessed:
             _mark_not_blessed(blessing)
-        write_verdict(blessing.uri, blessed, reasons, {"classes": list(classes) if classes else None})
+        details = {"classes": list(classes) if classes else None}
+        if sampled is not None:
+            details.update(sample_rows=sampled.rows, eval_rows=sampled.total)
+        write_verdict(blessing.uri, blessed, reasons, details)
         logging.info("Verdict: %s (%s)", "BLESSED" if blessed else "NOT BLESSED", "; ".join(reasons))
+
+    def _with_eval_sample(self, input_dict: dict, request: EvaluationRequest):
+        """`input_dict` with the eval split replaced by its sample when the spec asks for one (`sample.py`)."""
+        if not request.sample_rows:
+            return input_dict, None
+        examples = artifact_utils.get_single_instance(input_dict[standard_component_specs.EXAMPLES_KEY])
+        sampled = sample_eval_split(examples, request.sample_rows, os.path.join(self._get_tmp_dir(), "eval_sample"))
+        if sampled is None:
+            logging.info(
+                "The eval split holds at most %d rows (evaluation.sample_rows): all are scored.", request.sample_rows
+            )
+            return input_dict, None
+        logging.info(
+            "Scoring a sample of %d of the %d eval rows (evaluation.sample_rows).", sampled.rows, sampled.total
+        )
+        return {**input_dict, standard_component_specs.EXAMPLES_KEY: [sampled.examples]}, sampled
 
 
 def _add_report_plots(eval_config, request: EvaluationRequest, classes, labels: Callable[[], Any]) -> None:

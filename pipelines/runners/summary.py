@@ -29,6 +29,8 @@ class RunSummary:
     # (rows: actual class, columns: predicted class).
     classes: list[str] = dataclasses.field(default_factory=list)
     confusion_matrix: list[list[int]] = dataclasses.field(default_factory=list)
+    # `evaluation.sample_rows`: [rows scored, rows in the eval split]; empty when every row was scored.
+    eval_sample: list[int] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -78,6 +80,8 @@ def _evaluation(uri: str, summary: RunSummary, verdict: dict | None) -> None:
         if verdict is not None:
             summary.reasons.extend(verdict.get("reasons") or [])
             summary.classes = list(verdict.get("classes") or [])
+            if verdict.get("sample_rows"):
+                summary.eval_sample = [int(verdict["sample_rows"]), int(verdict["eval_rows"])]
             if len(summary.classes) > 2:
                 summary.confusion_matrix = confusion_matrix(uri, len(summary.classes)) or []
             return
@@ -183,7 +187,10 @@ def format_summary(summary: RunSummary, seconds: float, log_file: str, report: s
         reason = "; ".join(summary.reasons) or "the Evaluator recorded no reason: see its log"
         lines.append(f"Model: {verdict} ({reason})")
     if summary.metrics:
-        lines.append("Metrics: " + ", ".join(f"{k}={v}" for k, v in sorted(summary.metrics.items())))
+        sample = (
+            f" (on {summary.eval_sample[0]:,} of {summary.eval_sample[1]:,} eval rows)" if summary.eval_sample else ""
+        )
+        lines.append(f"Metrics{sample}: " + ", ".join(f"{k}={v}" for k, v in sorted(summary.metrics.items())))
     if summary.confusion_matrix:
         lines.append(_confusion_line(summary.classes, summary.confusion_matrix))
     if summary.changes:

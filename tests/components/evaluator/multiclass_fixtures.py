@@ -105,7 +105,7 @@ def run_evaluator(root: str, request: EvaluationRequest, model_uri: str, example
     for artifact in (evaluation, blessing):
         os.makedirs(artifact.uri, exist_ok=True)
     context = base_beam_executor.BaseBeamExecutor.Context(
-        beam_pipeline_args=BEAM_ARGS, extra_flags=[request.to_flag()], tmp_dir=os.path.join(root, "tmp")
+        beam_pipeline_args=BEAM_ARGS, extra_flags=[request.to_flag()], tmp_dir=os.path.join(root, "tmp"), unique_id="1"
     )
     Executor(context).Do(
         {"examples": [examples], "model": [model]},

@@ -42,3 +42,10 @@ def test_serving_line_only_when_a_version_was_deployed():
     assert not any(line.startswith("Serving:") for line in _lines(RunSummary(deployed={"version": "-1"})))
     deployed = RunSummary(deployed={"version": "1795338268", "p99_ms": "4.2"})
     assert "Serving: version 1795338268 is `stable` (verified; p99 4.2 ms)" in _lines(deployed)
+
+
+def test_metrics_line_says_when_they_come_from_an_eval_sample():
+    whole = RunSummary(metrics={"accuracy": 0.91})
+    assert "Metrics: accuracy=0.91" in _lines(whole)
+    sampled = RunSummary(metrics={"accuracy": 0.91}, eval_sample=[20000, 375012])
+    assert "Metrics (on 20,000 of 375,012 eval rows): accuracy=0.91" in _lines(sampled)

@@ -143,6 +143,7 @@ def evaluation_request(resolved: ResolvedSpec, config: TransformConfig):
         thresholds=_thresholds(resolved),
         top_k=spec.evaluation.top_k,
         classes=tuple(config.class_names) or None,
+        sample_rows=spec.evaluation.sample_rows,
     )
 
 
@@ -288,6 +289,7 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
                 config_file=config_file,
                 p99_budget_ms=deploy.p99_budget_ms,
                 sample_rows=deploy.sample_rows,
+                max_request_mb=deploy.max_request_mb or 0.0,
             ).with_id("Deployer")
         )
     # Custom `steps:` from the spec, spliced in after the built-in components exist.

@@ -3,7 +3,9 @@
 Reports the GPUs TensorFlow sees (after CUDA_VISIBLE_DEVICES) with their
 compute capability, the CUDA and cuDNN versions TensorFlow was built with,
 whether mixed precision (`training.mixed_precision`) and XLA
-(`training.xla`) would help, and the GPU memory-growth state.
+(`training.xla`) would help, and the GPU memory-growth state. Given a spec
+(`python -m pipelines doctor SPEC`), it adds advice for the spec's model type
+(`pipelines.model_advice`: image and text models).
 
 Exit codes: 0 at least one GPU is usable; 3 no GPU is visible (training
 would run on the CPU; the message says how to fix it).
@@ -142,8 +144,30 @@ def format_report(report: DoctorReport) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    """Prints the report; returns the exit code (0 GPUs usable, `NO_GPU_EXIT_CODE` none)."""
+def main(spec_path: Optional[str] = None) -> int:
+    """Prints the report, then advice for the model of the spec at `spec_path` if given.
+
+    Args:
+      spec_path: a pipeline YAML file (`pipelines.model_advice` advises on its model type); None: none.
+
+    Returns:
+      The exit code: 0 GPUs usable, `NO_GPU_EXIT_CODE` none.
+
+    Raises:
+      SpecError: the spec is invalid (the CLI prints its problems and exits 2).
+    """
+    spec = None
+    if spec_path is not None:  # checked first: a bad spec stops before anything is printed
+        from pipelines.api import load
+
+        spec = load(spec_path).spec
     report = diagnose()
     print(format_report(report))
+    if spec is not None:
+        from pipelines.model_advice import model_advice
+
+        lines = model_advice(spec, [gpu.compute_capability for gpu in report.gpus], [gpu.index for gpu in report.gpus])
+        print(f"Model `{spec.model.type}` in {spec_path}:" if lines else f"Model `{spec.model.type}`: no model advice.")
+        for line in lines:
+            print(f"  {line}")
     return 0 if report.gpus else NO_GPU_EXIT_CODE

@@ -76,6 +76,41 @@ def _server_config(args: argparse.Namespace, model_dir: Path, config_dir: Path):
     return config
 
 
+def _request_sizes(args: argparse.Namespace, config_dir: Path) -> dict[str, int]:
+    """The request size and memory budget: the flags, else `<config-dir>/limits.json`, else the defaults.
+
+    Raises:
+        ValueError: limits.json cannot be read, or a flag is not above 0.
+    """
+    from serving.errors import message
+    from serving.request_limits import LIMITS_FILE, MIB, ServerLimits
+    from serving.server.app import DEFAULT_MAX_REQUEST_BYTES
+    from serving.server.limits import DEFAULT_MEMORY_BUDGET_BYTES
+
+    recorded = ServerLimits.read(config_dir) or ServerLimits(DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MEMORY_BUDGET_BYTES)
+    sizes = recorded.server_options()
+    if (config_dir / LIMITS_FILE).is_file():
+        print(f"Request limits from {config_dir / LIMITS_FILE} (flags override them)")
+    for flag, key in (
+        ("max_request_mb", "max_request_bytes"),
+        ("request_memory_budget_mb", "request_memory_budget_bytes"),
+    ):
+        value = getattr(args, flag)
+        if value is None:
+            continue
+        if not value > 0:
+            raise ValueError(
+                message(
+                    f"Invalid --{flag.replace('_', '-')}",
+                    expected="a number of MiB above 0",
+                    received=f"--{flag.replace('_', '-')} {value}",
+                    fix="Pass a positive size, or leave the flag out for the default.",
+                )
+            )
+        sizes[key] = int(value * MIB)
+    return sizes
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
     from serving import config as cfg
     from serving import real_server
@@ -135,6 +170,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
     from serving.server.app import PortInUse
 
     why = "--embedded" if args.embedded else f"{real_server.BINARY} is not on PATH"
+    try:
+        sizes = _request_sizes(args, config_dir)
+    except ValueError as err:  # an unreadable limits.json, a size flag not above 0
+        return _fail(str(err), 2)
     print(f"Starting the embedded server ({why})", flush=True)
     try:
         server = EmbeddedServer.from_files(
@@ -144,7 +183,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
             grpc_port=args.grpc_port,
             model_config_file_poll_wait_seconds=args.config_poll_seconds,
             allow_version_labels_for_unavailable_models=True,
-            request_memory_budget_bytes=int(args.request_memory_budget_mb * 1024 * 1024),
+            **sizes,
             max_json_depth=args.max_json_depth,
             header_timeout_s=args.header_timeout_s,
             body_timeout_s=args.body_timeout_s,
@@ -275,8 +314,15 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument(
         "--request-memory-budget-mb",
         type=float,
-        default=256.0,
-        help="largest decoded size of one request's input tensors, checked before decoding (default: 256)",
+        default=None,
+        help="largest decoded size of one request's input tensors, checked before decoding "
+        "(default: <config-dir>/limits.json written by the Deployer, else 256)",
+    )
+    limits.add_argument(
+        "--max-request-mb",
+        type=float,
+        default=None,
+        help="largest REST body / gRPC message (default: <config-dir>/limits.json written by the Deployer, else 16)",
     )
     limits.add_argument("--max-json-depth", type=int, default=64, help="deepest nesting of a REST body (default: 64)")
     limits.add_argument(

@@ -54,6 +54,7 @@ from serving.rollout import (
     wait_for_state,
 )
 from serving.savedmodel import DEFAULT_SIGNATURE
+from serving.server.app import DEFAULT_MAX_REQUEST_BYTES
 from serving.warmup import write_warmup_file
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "deploy_version",
     "expected_predictions",
     "predictions_match",
+    "request_batches",
 ]
 
 
@@ -146,6 +148,38 @@ def _instances(examples: Sequence[bytes]) -> list[dict[str, str]]:
     return [{"b64": base64.b64encode(e).decode("ascii")} for e in examples]
 
 
+# A predict body around its instances, and the JSON around one base64 value (`{"b64": ""}, `).
+_BODY_BYTES = 256
+_INSTANCE_BYTES = 16
+
+
+def request_batches(examples: Sequence[bytes], max_request_bytes: int) -> list[list[bytes]]:
+    """Splits rows into consecutive batches whose base64 REST bodies fit `max_request_bytes`.
+
+    Image rows are large: 20 eval photos of 1 MiB are a 27 MiB body, over the
+    server's limit, so the predictions check sends them in several requests.
+    A row too large for a body of its own is still sent alone; the server's
+    answer (413) then names the limit.
+
+    Args:
+        examples: Serialized rows, in order.
+        max_request_bytes: The server's largest request body.
+
+    Returns:
+        The rows in order, in non-empty batches.
+    """
+    batches: list[list[bytes]] = []
+    size = max_request_bytes  # forces a new batch for the first row
+    for example in examples:
+        cost = 4 * math.ceil(len(example) / 3) + _INSTANCE_BYTES
+        if size + cost > max_request_bytes:
+            batches.append([])
+            size = _BODY_BYTES
+        batches[-1].append(example)
+        size += cost
+    return batches
+
+
 def _measure(
     target: ServingTarget, name: str, version: int, examples: Sequence[bytes], signature_name: str, requests: int
 ) -> list[float]:
@@ -177,6 +211,7 @@ def deploy_version(
     timeout_s: float = 120.0,
     write_warmup: bool = True,
     keep_previous_loaded: bool = True,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
 ) -> DeployResult:
     """Serves `version` as `stable` after checking it, or rolls back.
 
@@ -198,6 +233,9 @@ def deploy_version(
         write_warmup: Write `<version>/assets.extra/tf_serving_warmup_requests`.
         keep_previous_loaded: Keep the previous version loaded (not labelled)
             after promotion, so a rollback is instant.
+        max_request_bytes: The server's largest request body: the
+            predictions check splits the rows into requests that fit
+            (`request_batches`), as image rows may not fit in one.
 
     Returns:
         A `DeployResult` with the measured latency.
@@ -290,10 +328,11 @@ def deploy_version(
     checks.append("available")
 
     try:
+        served = []
         with RestClient(target.rest_url) as client:
-            served = client.predict(
-                model_name, {"signature_name": signature_name, "instances": _instances(examples)}, label=CANARY_LABEL
-            )["predictions"]
+            for batch in request_batches(examples, max_request_bytes):
+                body = {"signature_name": signature_name, "instances": _instances(batch)}
+                served.extend(client.predict(model_name, body, label=CANARY_LABEL)["predictions"])
     except (ServerError, KeyError, OSError) as err:
         raise fail("predictions", f"the canary did not answer: {err}") from None
     mismatch = predictions_match(served, expected, rtol=rtol, atol=atol)

@@ -23,10 +23,20 @@ from serving.atomic import atomic_path
 from serving.errors import message
 from serving.savedmodel import DEFAULT_SIGNATURE, read_signature_defs
 
-__all__ = ["MAX_WARMUP_RECORDS", "WARMUP_FILE", "read_warmup_file", "warmup_path", "write_warmup_file"]
+__all__ = [
+    "DEFAULT_WARMUP_BYTES",
+    "MAX_WARMUP_RECORDS",
+    "WARMUP_FILE",
+    "read_warmup_file",
+    "warmup_path",
+    "write_warmup_file",
+]
 
 WARMUP_FILE = Path("assets.extra") / "tf_serving_warmup_requests"
 MAX_WARMUP_RECORDS = 1000  # TensorFlow Serving refuses longer warmup files
+# The examples' bytes a warmup file holds by default: 4 MiB is 100 table rows many times over, and
+# a few photos. The file is read at every load and copied with every version.
+DEFAULT_WARMUP_BYTES = 4 * 1024 * 1024
 
 
 def warmup_path(version_dir: str | os.PathLike) -> Path:
@@ -68,8 +78,13 @@ def write_warmup_file(
     signature_name: str = DEFAULT_SIGNATURE,
     input_name: str | None = None,
     max_records: int = 100,
+    max_bytes: int = DEFAULT_WARMUP_BYTES,
 ) -> Path:
     """Writes a warmup file of PredictRequests, one per serialized tf.Example.
+
+    Rows are taken in order while their bytes fit `max_bytes`; a row that
+    would not fit is skipped (image rows vary in size). The smallest row is
+    written when none fits, so the file always warms the model up.
 
     Args:
         version_dir: The SavedModel version directory, e.g. `<base>/<name>/3`.
@@ -79,12 +94,14 @@ def write_warmup_file(
         input_name: The signature input taking the examples; found from the
             SignatureDef (its single string input) when None.
         max_records: At most this many requests are written (<= 1000).
+        max_bytes: At most this many bytes of examples are written (but
+            always one row).
 
     Returns:
         The path of the written file. It is written atomically.
 
     Raises:
-        ValueError: No examples, or `max_records` out of range.
+        ValueError: No examples, or `max_records`/`max_bytes` out of range.
         KeyError: The signature is not in the SavedModel.
     """
     version_dir = Path(version_dir)
@@ -106,10 +123,19 @@ def write_warmup_file(
                 fix=f"TensorFlow Serving reads at most {MAX_WARMUP_RECORDS} warmup records.",
             )
         )
+    if max_bytes < 1:
+        raise ValueError(
+            message(
+                "Invalid value received for argument `max_bytes`",
+                expected="max_bytes >= 1",
+                received=f"max_bytes={max_bytes}",
+                fix="Pass the most bytes of examples the warmup file may hold.",
+            )
+        )
     alias = input_name or _examples_input(version_dir, signature_name)
     target = warmup_path(version_dir)
     with atomic_path(target) as tmp, tf.io.TFRecordWriter(str(tmp)) as writer:
-        for example in list(examples)[:max_records]:
+        for example in _warmup_rows(examples, max_records, max_bytes):
             request = predict_pb2.PredictRequest()
             request.model_spec.name = model_name
             request.model_spec.signature_name = signature_name
@@ -118,6 +144,18 @@ def write_warmup_file(
             log.predict_log.request.CopyFrom(request)
             writer.write(log.SerializeToString())
     return target
+
+
+def _warmup_rows(examples: Sequence[bytes], max_records: int, max_bytes: int) -> list[bytes]:
+    """The rows, in order, that fit `max_records` and `max_bytes`; the smallest row when none fits."""
+    rows, size = [], 0
+    for example in examples:
+        if len(rows) == max_records:
+            break
+        if size + len(example) <= max_bytes:
+            rows.append(example)
+            size += len(example)
+    return rows or [min(examples, key=len)]
 
 
 def read_warmup_file(path: str | os.PathLike) -> list[prediction_log_pb2.PredictionLog]:

@@ -29,6 +29,7 @@ from absl import logging
 from components.common.autograph_rules import skip_autograph_for_tf_keras
 from components.trainer import checkpoints, export, input_pipeline, model_builder, model_inputs, precision, summary
 from components.trainer import strategy as strategy_lib
+from components.trainer.accelerator_memory import log_estimate as log_memory_estimate
 from components.trainer.datasets import build_datasets
 from components.trainer.learning_rate import learning_rate as learning_rate_over_steps
 from components.trainer.options import TrainingOptions
@@ -258,6 +259,7 @@ def run_fn(fn_args) -> None:
             custom, config, tf_transform_output, options, choice.replicas, timer, steps_per_epoch * epochs
         )
         _create_optimizer_variables(model)
+    log_memory_estimate(model, options.batch_size, options.optimizer, options.gradient_accumulation_steps, choice.gpus)
     exporter = None
     if choice.is_chief and (options.metrics_port is not None or options.pushgateway_url):
         exporter = MetricsExporter(

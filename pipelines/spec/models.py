@@ -484,15 +484,28 @@ class EvaluationSpec:
     split: the majority class's share as `accuracy` (binary with `auc`: AUC
     above 0.5), or for regression the mean squared error of predicting the
     mean. `top_k` is the k of `top_k_accuracy`.
+
+    `sample_rows` (null: every eval row) scores a deterministic sample of that
+    many eval rows, spread evenly over the split: on large data the Evaluator
+    is the slowest component, and its time grows with the rows it scores. A
+    metric on a sample carries sampling error (accuracy near 0.9 on 10,000
+    rows: one standard error 0.003), so gates with `max_regression` want a
+    sample large enough for the difference they allow.
     """
 
     metrics: list[str] = dataclasses.field(default_factory=lambda: ["binary_accuracy", "auc"])
     thresholds: dict[str, ThresholdSpec] = dataclasses.field(default_factory=dict)
     top_k: int = 3
+    sample_rows: Optional[int] = None
 
     def __post_init__(self):
         if self.top_k < 1:
             raise ValueError(f"`top_k` must be at least 1. Received: top_k={self.top_k}. Example: `top_k: 3`.")
+        if self.sample_rows is not None and self.sample_rows < 100:
+            raise ValueError(
+                f"`sample_rows` must be at least 100 (fewer rows measure too little). Received: sample_rows="
+                f"{self.sample_rows}. Example: `sample_rows: 20000`, or null to score every eval row."
+            )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -215,6 +215,18 @@ CASES: dict[str, Bad] = {
     "zero-sample-rows": Bad(
         "deploy", ["`sample_rows` must be at least 1"], {"deploy": {"enabled": True, "sample_rows": 0}}, "deploy:"
     ),
+    "zero-max-request-mb": Bad(
+        "deploy",
+        ["`max_request_mb` must be above 0", "Received: max_request_mb=0", "Example: `max_request_mb: 16`"],
+        {"deploy": {"enabled": True, "max_request_mb": 0}},
+        "deploy:",
+    ),
+    "tiny-eval-sample": Bad(
+        "evaluation",
+        ["`sample_rows` must be at least 100", "Received: sample_rows=50", "or null to score every eval row"],
+        {"evaluation.sample_rows": 50},
+        "evaluation:",
+    ),
     # Where the run writes: writable folders, or paths under one.
     "root-is-a-file": Bad(
         "pipeline.root",

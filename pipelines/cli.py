@@ -160,7 +160,7 @@ def _cmd_run(args) -> int:
 def _cmd_doctor(args) -> int:
     from pipelines.doctor import main as doctor
 
-    return doctor()
+    return doctor(args.spec)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -192,6 +192,7 @@ def _parser() -> argparse.ArgumentParser:
     scaffold.add_argument("--dir", default=".", help="folder to create it in (default: here)")
     scaffold.set_defaults(handler=_cmd_new_component)
     doctor = commands.add_parser("doctor", help="GPUs, CUDA/cuDNN, mixed precision and XLA advice (exit 3: no GPU)")
+    doctor.add_argument("spec", nargs="?", help="a pipeline YAML file: adds advice for its model type (optional)")
     doctor.set_defaults(handler=_cmd_doctor)
     return parser
 

@@ -143,3 +143,14 @@ def test_doctor_checks_the_spec_before_anything_else(tmp_path, capsys):
         main(str(tmp_path / "missing.yaml"))
     assert "spec file does not exist" in str(error.value.problems[0])
     assert capsys.readouterr().out == ""
+
+
+def test_the_cli_passes_the_spec_to_doctor_and_reports_a_bad_spec_in_one_line(spec_file, tmp_path, capsys):
+    from pipelines.cli import main as cli
+
+    assert cli(["doctor", spec_file]) == NO_GPU_EXIT_CODE
+    assert f"Model `text_classifier` in {spec_file}:" in capsys.readouterr().out
+
+    assert cli(["doctor", str(tmp_path / "missing.yaml")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "spec file does not exist" in captured.err and "Traceback" not in captured.err

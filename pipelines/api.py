@@ -137,13 +137,16 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
     from pipelines.report import RunReporter
 
     reporter = RunReporter(resolved, tfx_pipeline, log_file, stream)  # a failed run's report is written by the hook
+    from pipelines.runners.console import echoing
+
     try:
-        result = run_pipeline(
-            tfx_pipeline,
-            log_file,
-            hooks=[ProgressPrinter(stream), *spec_hooks, *(hooks or []), reporter],
-            policies=policies_from_spec(resolved.spec.orchestrator),
-        )
+        with echoing(stream=stream):  # e.g. the Trainer's memory estimate, as it starts
+            result = run_pipeline(
+                tfx_pipeline,
+                log_file,
+                hooks=[ProgressPrinter(stream), *spec_hooks, *(hooks or []), reporter],
+                policies=policies_from_spec(resolved.spec.orchestrator),
+            )
     finally:
         for hook in spec_hooks:
             getattr(hook, "close", lambda: None)()

@@ -213,6 +213,10 @@ def test_the_digits_example_is_blessed_and_pushed(digits):
     summary = digits["summary"]
     assert summary["blessed"], digits["stdout"]
     assert summary["metrics"]["accuracy"] >= 0.8, summary["metrics"]
+    # The Trainer's accelerator memory estimate reaches the console before training, not only the log file.
+    stdout = digits["stdout"]
+    estimate = stdout.index("Trainer: about ")
+    assert "of accelerator memory per step at batch" in stdout[estimate:] and estimate < stdout.index("] Trainer ")
     assert os.path.isdir(summary["pushed_path"])
 
 

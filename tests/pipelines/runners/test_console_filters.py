@@ -1,12 +1,15 @@
-"""TFX's `custom_executor_spec is deprecated` line never reaches the console; other lines do."""
+"""TFX's `custom_executor_spec is deprecated` line never reaches the console; other lines do; the Trainer's
+memory estimate is echoed there."""
 
 from __future__ import annotations
 
+import io
 import logging
 
 import pytest
+from absl import logging as absl_logging
 
-from pipelines.runners.console import CUSTOM_EXECUTOR_SPEC_DEPRECATED, dropping
+from pipelines.runners.console import CUSTOM_EXECUTOR_SPEC_DEPRECATED, dropping, echoing
 
 
 class _Collect(logging.Handler):
@@ -60,3 +63,21 @@ def test_no_target_logs_the_deprecation_when_it_compiles_the_pipeline(absl_messa
     compiler.compile_pipeline(resolved, ("--runner=FlinkRunner",))  # what the other targets call
 
     assert not [m for m in absl_messages if CUSTOM_EXECUTOR_SPEC_DEPRECATED in m]
+
+
+def test_echoing_prints_the_trainer_memory_estimate_and_only_inside_the_block():
+    stream = io.StringIO()
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.INFO)  # as a run's log file has it
+    try:
+        with echoing(stream=stream):
+            absl_logging.info("Trainer: about 90.9 MiB of accelerator memory per step at batch 32 (...); fits.")
+            absl_logging.warning("Trainer: about 20.0 GiB of accelerator memory per step at batch 512; likely OOM.")
+            absl_logging.info("Trainer: starting the first execution")  # not an echoed message
+        absl_logging.info("Trainer: about 1 MiB after the block")
+    finally:
+        absl_logging.set_verbosity(verbosity)
+    assert stream.getvalue().splitlines() == [
+        "Trainer: about 90.9 MiB of accelerator memory per step at batch 32 (...); fits.",
+        "warning: Trainer: about 20.0 GiB of accelerator memory per step at batch 512; likely OOM.",
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Optional
 
 from components import ensure_legacy_keras  # noqa: F401 - sets TF_USE_LEGACY_KERAS first
 from components.transform.config import TransformConfig
@@ -126,6 +127,15 @@ def _thresholds(resolved: ResolvedSpec) -> dict:
     return result
 
 
+def _stats_options(sample_rate: Optional[float]):
+    """TFDV's options for StatisticsGen: `data.checks.sample_rate` of the rows, or None (TFX's defaults: all)."""
+    if sample_rate is None:
+        return None
+    import tensorflow_data_validation as tfdv
+
+    return tfdv.StatsOptions(sample_rate=sample_rate)
+
+
 def evaluation_request(resolved: ResolvedSpec, config: TransformConfig):
     """The spec's evaluation section as the Evaluator executor reads it (`EvaluationRequest`).
 
@@ -180,7 +190,9 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
     spec = resolved.spec
     config = transform_config(resolved)
     example_gen = _example_gen(resolved).with_id("ExampleGen")
-    statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"]).with_id("StatisticsGen")
+    statistics_gen = StatisticsGen(
+        examples=example_gen.outputs["examples"], stats_options=_stats_options(spec.data.checks.sample_rate)
+    ).with_id("StatisticsGen")
     if resolved.schema_path:
         schema_gen = ImportSchemaGen(schema_file=resolved.schema_path).with_id("SchemaGen")
     else:

@@ -30,3 +30,13 @@ def test_deploy_max_request_mb_reaches_the_deployer(tmp_path, taxi_sample_csv):
     assert declared["Deployer"].exec_properties["max_request_mb"] == 24.0
     default = _components(tmp_path, taxi_sample_csv, deploy={"enabled": True})
     assert default["Deployer"].exec_properties["max_request_mb"] == 0.0  # the server's defaults
+
+
+def test_data_checks_sample_rate_reaches_statistics_gen(tmp_path, taxi_sample_csv):
+    import tensorflow_data_validation as tfdv
+
+    sampled = _components(tmp_path, taxi_sample_csv, data={"checks": {"sample_rate": 0.25}})
+    options = tfdv.StatsOptions.from_json(sampled["StatisticsGen"].exec_properties["stats_options_json"])
+    assert options.sample_rate == 0.25
+    whole = _components(tmp_path, taxi_sample_csv)
+    assert whole["StatisticsGen"].exec_properties["stats_options_json"] is None

@@ -115,3 +115,11 @@ def test_a_multi_class_run_shows_its_confusion_matrix_by_class():
     table = re.search(r'<table id="confusion-matrix">(.*?)</table>', html, flags=re.S).group(1)
     rows = [re.findall(r"<t[hd][^>]*>([^<]*)</t[hd]>", row) for row in re.findall(r"<tr>(.*?)</tr>", table, flags=re.S)]
     assert rows == [["", "Adelie", "Gentoo"], ["Adelie", "30", "2"], ["Gentoo", "1", "25"]]
+
+
+def test_a_numeric_feature_without_values_says_so_instead_of_failing():
+    empty = FeatureStats("pickup_census_tract", True, {s: SplitStats(4, 1.0) for s in ("train", "eval")})
+    html = render(_data(features=[*_features(), empty], splits=["train", "eval"]))
+    feature = html[html.index('data-feature="pickup_census_tract"') :]
+    assert "No histogram: no split has a value of this feature" in feature.split("</div>")[0]
+    assert html.count('<div class="histogram">') == 1  # `fare` keeps its chart

@@ -221,6 +221,16 @@ CASES: dict[str, Bad] = {
         {"deploy": {"enabled": True, "max_request_mb": 0}},
         "deploy:",
     ),
+    "zero-stats-sample-rate": Bad(
+        "data.checks",
+        [
+            "`sample_rate` must be a fraction above 0 and at most 1",
+            "Received: sample_rate=0",
+            "Example: `sample_rate: 0.1`",
+        ],
+        {"data.checks": {"sample_rate": 0}},
+        "checks:",
+    ),
     "tiny-eval-sample": Bad(
         "evaluation",
         ["`sample_rows` must be at least 100", "Received: sample_rows=50", "or null to score every eval row"],

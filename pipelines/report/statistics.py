@@ -28,6 +28,7 @@ class SplitStats:
     histogram: list[tuple[float, float, float]] = dataclasses.field(default_factory=list)  # (low, high, count)
     unique: int | None = None
     top_values: list[tuple[str, float]] = dataclasses.field(default_factory=list)  # (value, count)
+    average_bytes: float | None = None  # binary values (encoded images): their mean length
 
 
 @dataclasses.dataclass
@@ -61,6 +62,10 @@ def read_split_statistics(statistics_uri: str, split_names: list[str]) -> dict[s
     return result
 
 
+# TFDV's stand-in for a value that is not UTF-8 text.
+_BINARY_VALUE = "__BYTES_VALUE__"
+
+
 def _missing_share(common, examples: int) -> float:
     """Share of examples without a value: absent, or (one value at most per example) an empty list."""
     if examples <= 0:
@@ -87,6 +92,14 @@ def _split_stats(feature, examples: int) -> SplitStats:
         )
     if kind == "string_stats":
         stats = feature.string_stats
+        if stats.top_values and all(v.value == _BINARY_VALUE for v in stats.top_values):
+            # Encoded images (or other bytes that are not UTF-8): their size says more than their counts.
+            return SplitStats(
+                examples=examples,
+                missing_share=_missing_share(stats.common_stats, examples),
+                unique=stats.unique,
+                average_bytes=stats.avg_length,
+            )
         return SplitStats(
             examples=examples,
             missing_share=_missing_share(stats.common_stats, examples),

@@ -123,3 +123,13 @@ def test_a_numeric_feature_without_values_says_so_instead_of_failing():
     feature = html[html.index('data-feature="pickup_census_tract"') :]
     assert "No histogram: no split has a value of this feature" in feature.split("</div>")[0]
     assert html.count('<div class="histogram">') == 1  # `fare` keeps its chart
+
+
+def test_binary_values_show_their_size_not_a_table_of_placeholders():
+    images = FeatureStats(
+        "image", False, {s: SplitStats(4, 0.0, unique=4, average_bytes=2560.0) for s in ("train", "eval")}
+    )
+    html = render(_data(features=[images], splits=["train", "eval"]))
+    feature = html[html.index('data-feature="image"') :]
+    assert "Binary values (encoded images or other bytes): train 2.5 KiB on average" in feature
+    assert "top values" not in feature

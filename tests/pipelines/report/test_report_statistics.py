@@ -70,3 +70,15 @@ def test_top_values_stop_at_the_limit(statistics_uri):
 def test_splits_without_a_statistics_file_give_nothing(tmp_path):
     assert read_split_statistics(str(tmp_path), ["train", "eval"]) == {}
     assert feature_statistics({}) == []
+
+
+def test_encoded_images_are_binary_values_with_their_mean_size(tmp_path):
+    import pandas as pd
+    from image_folders import encode
+
+    pngs = [encode((16, 16), "L", "PNG", seed) for seed in range(3)]
+    _write_split(str(tmp_path), "train", pd.DataFrame({"image": pngs}))
+    (image,) = feature_statistics(read_split_statistics(str(tmp_path), ["train"]))
+    split = image.splits["train"]
+    assert not image.numeric and split.top_values == []
+    assert split.average_bytes == pytest.approx(sum(map(len, pngs)) / 3)

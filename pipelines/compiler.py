@@ -321,5 +321,21 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
         metadata_connection_config=None
         if "://" in resolved.root
         else metadata.sqlite_metadata_connection_config(resolved.metadata_path),
-        beam_pipeline_args=list(beam_args),
+        beam_pipeline_args=list(beam_args) + _op_plugins(spec, beam_args),
     )
+
+
+def _op_plugins(spec, beam_args: tuple[str, ...]) -> list[str]:
+    """`--beam_plugins=tensorflow_text` when a feature tokenizes with WordPiece.
+
+    The Transform graph and the model then run tensorflow-text's ops, which a
+    process registers only by importing it; Beam workers in other processes
+    (multi-process and remote runners) import the plugins named by this flag
+    before they run anything. In process it costs nothing more: the Transform
+    step imports tensorflow-text anyway.
+    """
+    if not any(f.transform == "text" and f.tokenizer == "wordpiece" for f in spec.features.values()):
+        return []
+    if any(arg.startswith("--beam_plugins=tensorflow_text") for arg in beam_args):
+        return []
+    return ["--beam_plugins=tensorflow_text"]

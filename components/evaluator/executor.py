@@ -41,6 +41,15 @@ def gated_metric_names(eval_config) -> frozenset[str]:
     return frozenset(names)
 
 
+def _register_model_ops(input_dict: dict[str, list[types.Artifact]]) -> None:
+    """Imports tensorflow_text before TFMA loads a model whose graph uses its ops (`tokenizer: wordpiece`)."""
+    from serving.custom_ops import register_ops_for_saved_model
+
+    for key in (standard_component_specs.MODEL_KEY, standard_component_specs.BASELINE_MODEL_KEY):
+        for artifact in input_dict.get(key) or []:
+            register_ops_for_saved_model(trivial_baseline.serving_model_dir(artifact.uri))
+
+
 class Executor(tfx_evaluator_executor.Executor):
     """TFX's Evaluator with the EvalConfig built at run time (see the module docstring)."""
 
@@ -53,6 +62,7 @@ class Executor(tfx_evaluator_executor.Executor):
         import tensorflow_model_analysis as tfma
         from google.protobuf import json_format
 
+        _register_model_ops(input_dict)
         request = EvaluationRequest.from_flags(self._extra_flags)
         if request is None:
             super().Do(input_dict, output_dict, exec_properties)

@@ -38,6 +38,7 @@ from components.trainer.pipeline_run import pipeline_run_labels
 from components.trainer.prometheus import MetricsExporter
 from components.trainer.trainer_model import StepTimer, as_trainer_model
 from components.transform.config import TransformConfig, vocabulary_name
+from serving.custom_ops import register_ops_for_saved_model
 
 __all__ = ["run_fn", "build_datasets", "compile_model"]
 
@@ -239,6 +240,8 @@ def run_fn(fn_args) -> None:
     config = TransformConfig.from_dict(custom["transform"])
     policy = precision.choose_policy(options.mixed_precision, precision.gpu_compute_capabilities(choice.gpus))
     tf_transform_output = tft.TFTransformOutput(fn_args.transform_output)
+    # A `tokenizer: wordpiece` Transform graph runs tensorflow-text's ops: registered before the graph is loaded.
+    register_ops_for_saved_model(tf_transform_output.transform_savedmodel_dir)
     workers = (
         max(strategy_lib.cluster_task_count(strategy_lib.read_tf_config()), 1) if choice.kind == "multi_worker" else 1
     )

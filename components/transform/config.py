@@ -11,11 +11,13 @@ from typing import Any, Optional
 
 from components.common.names import tensor_name
 
-__all__ = ["TransformConfig", "transformed_name", "vocabulary_name", "CATEGORICAL", "MEDIA"]
+__all__ = ["TransformConfig", "transformed_name", "vocabulary_name", "CATEGORICAL", "MEDIA", "WORDPIECE_VOCAB_SIZE"]
 
 CATEGORICAL = frozenset({"vocabulary", "bucketize", "hash", "categorical"})
 # Several values per row: images ([height, width, channels] floats) and texts (word ids).
 MEDIA = frozenset({"image", "text"})
+# `tokenizer: wordpiece` without `vocab_size`: the most pieces the learned vocabulary keeps.
+WORDPIECE_VOCAB_SIZE = 8_000
 
 
 def transformed_name(column: str) -> str:
@@ -98,6 +100,8 @@ class TransformConfig:
             return feature["hash_buckets"]
         if kind == "categorical":
             return feature["num_buckets"]
+        if kind == "text" and feature.get("tokenizer") == "wordpiece":  # the vocabulary's line numbers, [PAD] = 0
+            return vocabulary_size or feature.get("vocab_size") or WORDPIECE_VOCAB_SIZE
         if kind == "text":  # ids from 1, 0 pads
             size = feature.get("top_k") or vocabulary_size or 0
             return size + max(feature.get("oov_buckets", 1), 1) + 1

@@ -14,6 +14,8 @@ punctuation is dropped), and each word becomes its id in a vocabulary of the
 train split's `top_k` most frequent words (tf.Transform). Ids start at 1;
 0 pads a row to `sequence_length`, and longer rows are cut there. Words
 outside the vocabulary share `oov_buckets` ids after the vocabulary's.
+With `tokenizer: wordpiece` the words are split further into subword pieces
+of a vocabulary learned from the train split (`components.transform.wordpiece`).
 """
 
 from __future__ import annotations
@@ -137,18 +139,23 @@ def text_tokens(text: tf.Tensor) -> tf.RaggedTensor:
 
 
 def text_ids(column: str, feature: dict[str, Any], text: tf.Tensor) -> tf.Tensor:
-    """Word ids of a [batch] of texts, padded with 0 or cut to `sequence_length`.
+    """Word (or WordPiece) ids of a [batch] of texts, padded with 0 or cut to `sequence_length`.
 
     Args:
       column: the feature's column (names its vocabulary file).
-      feature: the feature's settings (`sequence_length`, `top_k`, `oov_buckets`).
+      feature: the feature's settings (`sequence_length`, `top_k`, `oov_buckets`; `tokenizer`, `vocab_size`).
       text: [batch] strings.
 
     Returns:
-      int64 [batch, sequence_length]; ids 1..vocabulary+oov_buckets, 0 for padding.
+      int64 [batch, sequence_length]; ids 1..vocabulary+oov_buckets, 0 for padding (WordPiece:
+      `wordpiece.wordpiece_ids`).
     """
     length = int(feature["sequence_length"])
     tokens = text_tokens(text)
+    if feature.get("tokenizer") == "wordpiece":
+        from components.transform import wordpiece  # tensorflow-text only when asked for
+
+        return wordpiece.wordpiece_ids(column, feature, tokens)
     ids = tft.compute_and_apply_vocabulary(
         tokens.to_sparse(),
         top_k=feature.get("top_k") or DEFAULT_TOP_K,

@@ -154,7 +154,11 @@ class FeatureSpec:
     0-255; the model normalises them as its backbone expects), `text`
     (lower-cased, split into words on whitespace and punctuation, a vocabulary
     of the `top_k` most frequent words (default 20000) plus `oov_buckets`,
-    ids padded with 0 or cut to `sequence_length` words). Any header text is a valid column name (spaces,
+    ids padded with 0 or cut to `sequence_length` words; `tokenizer: wordpiece`
+    splits the words further into subword pieces of a WordPiece vocabulary of
+    at most `vocab_size` pieces (default 8000) learned from the train split:
+    0 pads, one `[UNK]` id for words with unseen characters, no `top_k` or
+    `oov_buckets`; see `components.transform.wordpiece`). Any header text is a valid column name (spaces,
     dots, unicode): tensor names are derived from it (see
     `components.common.names`), and JSON clients send the original name.
 
@@ -178,9 +182,12 @@ class FeatureSpec:
     image_size: Optional[list[int]] = None
     channels: Optional[int] = None
     sequence_length: Optional[int] = None
+    tokenizer: Optional[Literal["words", "wordpiece"]] = None  # None: `words`
+    vocab_size: Optional[int] = None
 
     def __post_init__(self):
         self._check_media()
+        self._check_tokenizer()
         needs = {"bucketize": "buckets", "hash": "hash_buckets", "categorical": "num_buckets"}
         option = needs.get(self.transform)
         if option and getattr(self, option) is None:
@@ -202,6 +209,37 @@ class FeatureSpec:
     @property
     def categorical(self) -> bool:
         return self.transform in CATEGORICAL_TRANSFORMS
+
+    def _check_tokenizer(self) -> None:
+        if self.transform != "text":
+            for name in ("tokenizer", "vocab_size"):
+                if getattr(self, name) is not None:
+                    raise ValueError(
+                        f"`{name}` is for `transform: text`. Received: transform={self.transform}. Remove `{name}`."
+                    )
+            return
+        if self.tokenizer != "wordpiece":
+            if self.vocab_size is not None:
+                raise ValueError(
+                    "`vocab_size` is for `tokenizer: wordpiece`. Received: tokenizer=words, "
+                    f"vocab_size={self.vocab_size}. Add `tokenizer: wordpiece`, or use `top_k` for the words vocabulary."
+                )
+            return
+        if self.vocab_size is not None and not 10 <= self.vocab_size <= 1_000_000:
+            raise ValueError(
+                f"`vocab_size` must be from 10 to 1,000,000 pieces (`[PAD]` and `[UNK]` included). Received: "
+                f"vocab_size={self.vocab_size}. Example: `vocab_size: 8000`."
+            )
+        if self.top_k is not None:
+            raise ValueError(
+                "`top_k` sizes the words vocabulary; `tokenizer: wordpiece` learns at most `vocab_size` pieces. "
+                f"Received: top_k={self.top_k}. Use `vocab_size: {self.top_k}` instead of `top_k`."
+            )
+        if self.oov_buckets != 1:
+            raise ValueError(
+                "`oov_buckets` is for `tokenizer: words`: WordPiece gives a word with unseen characters one `[UNK]` "
+                f"id. Received: oov_buckets={self.oov_buckets}. Remove `oov_buckets`."
+            )
 
     def _check_media(self) -> None:
         if self.transform == "image":

@@ -22,6 +22,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import meta_graph_pb2
 from tensorflow_serving.apis import get_model_metadata_pb2
 
+from serving.custom_ops import register_ops_for
 from serving.errors import NotFound, did_you_mean, message
 from serving.savedmodel import SERVE_TAG, read_serving_graph, servable_signature_defs, written_by_tf1
 from serving.server.binding import bind_arguments, function_keywords
@@ -167,6 +168,7 @@ class Servable:
                 argument of its function (`binding.BindingError`).
         """
         graph = read_serving_graph(path)
+        register_ops_for(graph)  # tensorflow_text's ops, only for a model that uses them (serving.custom_ops)
         defs = servable_signature_defs(graph)
         if written_by_tf1(graph):
             loaded = load_session(path)

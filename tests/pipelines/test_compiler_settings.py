@@ -1,4 +1,4 @@
-"""Spec settings reach the components that use them: the Evaluator's sample and the Deployer's request size."""
+"""Spec settings reach the components that use them: samples, the Deployer's request size, Beam plugins."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from pipelines.spec import load_spec
 
 
 def _components(tmp_path, taxi_sample_csv, **sections) -> dict:
-    spec = taxi_spec(taxi_sample_csv, str(tmp_path / "root"), **sections)
-    return {c.id: c for c in compile_pipeline(load_spec(write_spec(tmp_path / "spec.yaml", spec))).components}
+    return {c.id: c for c in _pipeline(tmp_path, taxi_sample_csv, **sections).components}
 
 
 def _evaluation_request(evaluator) -> EvaluationRequest:
@@ -40,3 +39,19 @@ def test_data_checks_sample_rate_reaches_statistics_gen(tmp_path, taxi_sample_cs
     assert options.sample_rate == 0.25
     whole = _components(tmp_path, taxi_sample_csv)
     assert whole["StatisticsGen"].exec_properties["stats_options_json"] is None
+
+
+def test_wordpiece_loads_tensorflow_text_in_beam_workers(tmp_path, taxi_sample_csv):
+    wordpiece = _pipeline(
+        tmp_path,
+        taxi_sample_csv,
+        features={"company": {"transform": "text", "sequence_length": 8, "tokenizer": "wordpiece"}},
+        model={"type": "text_classifier", "num_layers": 1},
+    )
+    assert wordpiece.beam_pipeline_args.count("--beam_plugins=tensorflow_text") == 1
+    assert not [a for a in _pipeline(tmp_path, taxi_sample_csv).beam_pipeline_args if "beam_plugins" in a]
+
+
+def _pipeline(tmp_path, taxi_sample_csv, **sections):
+    spec = taxi_spec(taxi_sample_csv, str(tmp_path / "root"), **sections)
+    return compile_pipeline(load_spec(write_spec(tmp_path / "spec.yaml", spec)))

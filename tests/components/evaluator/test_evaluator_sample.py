@@ -15,7 +15,10 @@ from components.evaluator.sample import sample_eval_split
 from components.evaluator.verdict import read_verdict
 
 REQUEST = EvaluationRequest(
-    label_key="species", task="classification", metrics=("accuracy", "example_count"), thresholds={"accuracy": {"min": 0.1}}
+    label_key="species",
+    task="classification",
+    metrics=("accuracy", "example_count"),
+    thresholds={"accuracy": {"min": 0.1}},
 )
 
 

@@ -50,6 +50,50 @@ from pipelines.spec import SpecError, load_spec
             "features.company",
             ["takes no `impute` or `missing_indicator`", "empty sequence"],
         ),
+        (
+            {"features.company": {"transform": "text", "sequence_length": 8, "tokenizer": "word_piece"}},
+            "features.company.tokenizer",
+            ["expected one of `words`, `wordpiece`", "word_piece", "Did you mean `wordpiece`"],
+        ),
+        (
+            {"features.company": {"transform": "text", "sequence_length": 8, "tokenizer": "wordpiece", "top_k": 500}},
+            "features.company",
+            ["learns at most `vocab_size` pieces", "top_k=500", "Use `vocab_size: 500` instead of `top_k`"],
+        ),
+        (
+            {
+                "features.company": {
+                    "transform": "text",
+                    "sequence_length": 8,
+                    "tokenizer": "wordpiece",
+                    "vocab_size": 5,
+                }
+            },
+            "features.company",
+            ["`vocab_size` must be from 10 to 1,000,000", "vocab_size=5", "Example: `vocab_size: 8000`"],
+        ),
+        (
+            {
+                "features.company": {
+                    "transform": "text",
+                    "sequence_length": 8,
+                    "tokenizer": "wordpiece",
+                    "oov_buckets": 3,
+                }
+            },
+            "features.company",
+            ["one `[UNK]` id", "oov_buckets=3", "Remove `oov_buckets`"],
+        ),
+        (
+            {"features.company": {"transform": "text", "sequence_length": 8, "vocab_size": 500}},
+            "features.company",
+            ["`vocab_size` is for `tokenizer: wordpiece`", "Add `tokenizer: wordpiece`, or use `top_k`"],
+        ),
+        (
+            {"features.fare": {"transform": "zscore", "tokenizer": "wordpiece"}},
+            "features.fare",
+            ["`tokenizer` is for `transform: text`", "Remove `tokenizer`"],
+        ),
         ({"model.frozen_layers": -1}, "model", ["`frozen_layers` must be 0 or more, or `all`"]),
         ({"model.dropout": 1.0}, "model", ["`dropout` must be 0 or more and below 1"]),
         ({"model.num_heads": 0}, "model", ["`num_heads` must be at least 1"]),
@@ -64,6 +108,12 @@ from pipelines.spec import SpecError, load_spec
         "image-size-on-zscore",
         "length-on-zscore",
         "text-impute",
+        "tokenizer-misspelt",
+        "wordpiece-top-k",
+        "wordpiece-tiny-vocab",
+        "wordpiece-oov-buckets",
+        "vocab-size-on-words",
+        "tokenizer-on-zscore",
         "negative-frozen-layers",
         "dropout-one",
         "no-heads",
@@ -104,6 +154,31 @@ def test_valid_media_settings_load(make_spec):
     assert spec.features["company"].sequence_length == 16
     assert spec.model.encoder == "bag_of_embeddings"
     assert (spec.training.warmup_steps, spec.training.decay) == (5, "cosine")
+
+
+def test_a_wordpiece_text_feature_loads_and_reaches_the_transform_config(make_spec):
+    from pipelines.compiler import transform_config
+
+    resolved = load_spec(
+        str(
+            make_spec(
+                {
+                    "features.company": {
+                        "transform": "text",
+                        "sequence_length": 16,
+                        "tokenizer": "wordpiece",
+                        "vocab_size": 3000,
+                    },
+                    "model": {"type": "text_classifier"},
+                }
+            )
+        )
+    )
+    feature = resolved.spec.features["company"]
+    assert (feature.tokenizer, feature.vocab_size) == ("wordpiece", 3000)
+    config = transform_config(resolved)
+    assert config.features["company"]["tokenizer"] == "wordpiece"
+    assert config.num_tokens("company", 2891) == 2891  # the learned vocabulary's lines, [PAD] and [UNK] included
 
 
 def test_xla_with_augmentations_it_cannot_compile_is_refused(make_spec):

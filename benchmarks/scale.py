@@ -8,7 +8,7 @@ on the same file with the same train steps. Reported per size: wall time, peak
 RSS of the whole process tree (sampled every 0.2 s: Beam worker processes
 count), each component's time from ML Metadata, and ours/stock.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 1 10 100] [--only ours|stock]
+    .venv/bin/python benchmarks/scale.py [--sizes 1 10 100] [--only ours|stock] [--set KEY=VALUE ...]
 
 Targets (issue 14): ours <= 0.35x stock at every size; peak RSS at 100x <= 2 GB.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import os
 import random
 import shutil
@@ -137,9 +138,21 @@ def run_stock(root: str, data_dir: str, log: str) -> dict:
     return {"seconds": seconds, "rss_gb": rss, "components": component_seconds(os.path.join(root, "metadata.db"))}
 
 
-def run_ours(root: str, data_dir: str, log: str) -> dict:
+def with_settings(spec: dict, settings: list[str]) -> dict:
+    """`spec` with each `section.key=value` (value read as YAML) set, e.g. `evaluation.sample_rows=20000`."""
+    for setting in settings:
+        path, _, value = setting.partition("=")
+        *sections, key = path.split(".")
+        target = spec
+        for section in sections:
+            target = target.setdefault(section, {})
+        target[key] = yaml.safe_load(value)
+    return spec
+
+
+def run_ours(root: str, data_dir: str, log: str, settings: list[str] = ()) -> dict:
     with open(os.path.join(REPO, "pipelines", "examples", "chicago_taxi.yaml")) as handle:
-        spec = yaml.safe_load(handle)
+        spec = with_settings(yaml.safe_load(handle), list(settings))
     spec["pipeline"]["root"] = os.path.join(root, "run")
     spec["data"]["path"] = os.path.join(data_dir, "data.csv")
     spec_file = os.path.join(root, "spec.yaml")
@@ -160,10 +173,18 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100], help="copies of the taxi data")
     parser.add_argument("--only", choices=("ours", "stock"), default=None, help="run one side only")
     parser.add_argument("--workdir", default=None, help="keep data and roots here (default: a temp folder, removed)")
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting of our spec, e.g. evaluation.sample_rows=20000 or data.checks.sample_rate=0.1 (repeatable)",
+    )
     args = parser.parse_args()
     workdir = args.workdir or tempfile.mkdtemp(prefix="bench_scale_")
     log = os.path.join(workdir, "bench.log")
-    print(f"logs: {log}; cpus: {os.cpu_count()}", flush=True)
+    print(f"logs: {log}; cpus: {os.cpu_count()}; our settings: {args.settings or 'as shipped'}", flush=True)
     summary = []
     for scale in args.sizes:
         data_dir = os.path.join(workdir, f"data-x{scale}")
@@ -171,7 +192,8 @@ def main() -> None:
         size_mb = os.path.getsize(os.path.join(data_dir, "data.csv")) / 2**20
         print(f"\nx{scale}: {rows:,} rows, {size_mb:.0f} MB", flush=True)
         results = {}
-        for name, runner in (("stock", run_stock), ("ours", run_ours)):
+        ours = functools.partial(run_ours, settings=args.settings)
+        for name, runner in (("stock", run_stock), ("ours", ours)):
             if args.only and args.only != name:
                 continue
             root = os.path.join(workdir, f"{name}-x{scale}")

@@ -41,3 +41,12 @@ def test_tree_sampler_counts_the_memory_of_child_processes():
     sampler = bench.TreeRssSampler(process.pid, interval=0.05)
     process.wait()
     assert sampler.stop() > 0.29  # the grandchild's 300 MiB, which ru_maxrss of the child would not show
+
+
+def test_settings_are_set_in_our_spec_as_yaml_values():
+    spec = {"evaluation": {"metrics": ["auc"]}}
+    bench.with_settings(spec, ["evaluation.sample_rows=20000", "data.checks.sample_rate=0.1"])
+    assert spec == {
+        "evaluation": {"metrics": ["auc"], "sample_rows": 20000},
+        "data": {"checks": {"sample_rate": 0.1}},
+    }

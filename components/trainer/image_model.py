@@ -26,7 +26,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from components.trainer.model_inputs import ModelInput
+from components.trainer.model_inputs import ModelInput, single_media_input
 
 __all__ = ["BACKBONES", "MIN_IMAGE_SIZE", "SCRATCH_BN_MOMENTUM", "image_features"]
 
@@ -130,13 +130,7 @@ def image_features(
       ValueError: not exactly one image input, an image smaller than the backbone takes, or a missing
         weights file.
     """
-    images = [used for used in inputs_used if used.media == "image"]
-    if len(images) != 1:
-        raise ValueError(
-            f"`model.type: image_classifier` takes exactly one `transform: image` feature. Received: "
-            f"{len(images)} ({[used.column for used in images]}). Fix `features:`."
-        )
-    used = images[0]
+    used = single_media_input(inputs_used, "image", "image_classifier")
     pixels = inputs[used.name]
     for index, name in enumerate(model.get("augment") or []):
         pixels = _AUGMENTATIONS[name](seed + index)(pixels)  # identity outside training

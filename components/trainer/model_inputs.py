@@ -28,7 +28,15 @@ import tensorflow as tf
 
 from components.transform.config import CATEGORICAL, TransformConfig, transformed_name
 
-__all__ = ["ModelInput", "HASH_BUCKETS", "from_config", "from_feature_spec", "from_transform_output", "input_keys"]
+__all__ = [
+    "ModelInput",
+    "HASH_BUCKETS",
+    "from_config",
+    "from_feature_spec",
+    "from_transform_output",
+    "input_keys",
+    "single_media_input",
+]
 
 HASH_BUCKETS = 1000
 
@@ -194,3 +202,18 @@ def from_feature_spec(
 def input_keys(inputs: Sequence[ModelInput]) -> list[str]:
     """The transformed-feature keys the model reads, in order."""
     return [model_input.name for model_input in inputs]
+
+
+def single_media_input(inputs: Sequence[ModelInput], media: str, model_type: str) -> ModelInput:
+    """The one input of kind `media` (`image` or `text`) a media model reads.
+
+    Raises:
+      ValueError: not exactly one such input; the message names `model_type` and the inputs found.
+    """
+    found = [used for used in inputs if used.media == media]
+    if len(found) != 1:
+        raise ValueError(
+            f"`model.type: {model_type}` takes exactly one `transform: {media}` feature. Received: "
+            f"{len(found)} ({[used.column for used in found]}). Fix `features:`."
+        )
+    return found[0]

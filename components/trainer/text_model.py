@@ -18,7 +18,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from components.trainer.model_inputs import ModelInput
+from components.trainer.model_inputs import ModelInput, single_media_input
 
 __all__ = ["TransformerBlock", "MaskedMean", "PositionEmbedding", "text_features"]
 
@@ -87,13 +87,7 @@ def text_features(inputs_used: Sequence[ModelInput], inputs: dict[str, tf.Tensor
     Raises:
       ValueError: not exactly one text input.
     """
-    texts = [used for used in inputs_used if used.media == "text"]
-    if len(texts) != 1:
-        raise ValueError(
-            f"`model.type: text_classifier` takes exactly one `transform: text` feature. Received: "
-            f"{len(texts)} ({[used.column for used in texts]}). Fix `features:`."
-        )
-    used = texts[0]
+    used = single_media_input(inputs_used, "text", "text_classifier")
     width = int(model.get("embedding_dim", 8))
     ids = inputs[used.name]
     mask = tf.keras.layers.Lambda(lambda x: tf.not_equal(x, 0), name="not_padding")(ids)

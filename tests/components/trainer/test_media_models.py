@@ -150,3 +150,12 @@ def test_weights_from_a_local_file_are_loaded_and_keep_their_batch_norm(tmp_path
         np.testing.assert_array_equal(loaded.numpy(), saved.numpy())
     momenta = {layer.momentum for layer in backbone.layers if isinstance(layer, tf.keras.layers.BatchNormalization)}
     assert momenta == {0.999}
+
+
+@pytest.mark.parametrize("media, model_type", [("image", "image_classifier"), ("text", "text_classifier")])
+def test_a_media_model_without_its_one_input_names_the_model_and_what_it_found(media, model_type):
+    from components.trainer.model_inputs import ModelInput, single_media_input
+
+    table = ModelInput(name="fare_xf", dtype=tf.float32, column="fare")
+    with pytest.raises(ValueError, match=rf"`model.type: {model_type}` takes exactly one `transform: {media}` "):
+        single_media_input([table], media, model_type)

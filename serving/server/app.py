@@ -184,7 +184,7 @@ class EmbeddedServer:
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
+        self._runner: web.ServerRunner | None = None
         self._grpc: grpc.aio.Server | None = None
         self.rest_port: int | None = None
         self.grpc_port: int | None = None
@@ -255,8 +255,8 @@ class EmbeddedServer:
         # its keep-alive timeout (counted from the connection's start and from
         # each answer): that is the header timeout. After an early answer (408,
         # 413) it reads the unsent rest of the body at most `lingering_time`.
-        self._runner = web.AppRunner(
-            self.rest.app(), access_log=None, keepalive_timeout=self.limits.header_timeout_s, lingering_time=2.0
+        self._runner = web.ServerRunner(
+            self.rest.server(access_log=None, keepalive_timeout=self.limits.header_timeout_s, lingering_time=2.0)
         )
         await self._runner.setup()
         host = self.options.host

@@ -175,16 +175,18 @@ class BatchScheduler:
         Raises:
             Unavailable: The queue holds max_enqueued_batches batches.
         """
-        sizes = {value.shape[0] if value.ndim else -1 for value in inputs.values()}
-        size = sizes.pop() if len(sizes) == 1 else -1
+        if len(inputs) == 1:  # the common case, without the general case's set and sort
+            ((alias, value),) = inputs.items()
+            size = value.shape[0] if value.ndim else -1
+            shapes = ((alias, value.shape[1:], value.dtype.str),)
+        else:
+            sizes = {value.shape[0] if value.ndim else -1 for value in inputs.values()}
+            size = sizes.pop() if len(sizes) == 1 else -1
+            shapes = tuple((alias, value.shape[1:], value.dtype.str) for alias, value in sorted(inputs.items()))
         if size < 1 or size > self.options.max_batch_size:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self._executor, signature.run, inputs)
-        key = (
-            id(servable),
-            signature.name,
-            tuple((alias, value.shape[1:], value.dtype.str) for alias, value in sorted(inputs.items())),
-        )
+        key = (id(servable), signature.name, shapes)
         queue = self._queues.get(key)
         if queue is None or queue.servable is not servable:
             queue = self._queues[key] = _Queue(servable, signature)

@@ -41,6 +41,8 @@ Each server owns its registry, so several servers can run in one process.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from prometheus_client import (
     CollectorRegistry,
     Counter,
@@ -50,8 +52,9 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from prometheus_client.metrics_core import Metric
+from prometheus_client.metrics_core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 __all__ = [
     "BATCHING_QUEUING_LATENCY",
@@ -127,6 +130,65 @@ class _Exported(Collector):
             yield exported
 
 
+class _PerRequest(Collector):
+    """The metrics recorded on every request: a counter and two histograms,
+    kept as plain numbers and turned into Prometheus families when scraped.
+
+    prometheus_client's `Counter.inc` and `Histogram.observe` take a lock per
+    value and scan the buckets in Python: 7 us per request for the three of
+    them (measured on this project's 2-CPU machine), 3.3% of the REST
+    server's GIL time under load; here each is a dict lookup, a bisect and
+    two additions. Only the server's event loop records them (the REST and
+    gRPC handlers and `Runtime`'s calls run there); a scrape reads them on
+    that loop too. The families come out as prometheus_client's own
+    `Counter` and `Histogram` write them (same names, help, label order,
+    `le` values, cumulative buckets, `_count` and `_sum`), minus `_created`,
+    which `_Exported` drops anyway.
+    """
+
+    def __init__(self, name: str, documentation: str, labelnames: tuple[str, ...], buckets=None) -> None:
+        self.name, self.documentation, self.labelnames = name, documentation, labelnames
+        # Upper bounds; the last bucket is +Inf. `le` is "value <= bound": bisect_left finds it.
+        self._bounds = tuple(buckets) if buckets is not None else None
+        self._le = None if buckets is None else [*(floatToGoString(b) for b in buckets), "+Inf"]
+        self.cells: dict[tuple[str, ...], list] = {}  # label values -> [count] or [bucket counts, sum]
+
+    def inc(self, labels: tuple[str, ...]) -> None:
+        cell = self.cells.get(labels)
+        if cell is None:
+            cell = self.cells[labels] = [0]
+        cell[0] += 1
+
+    def observe(self, labels: tuple[str, ...], value: float) -> None:
+        cell = self.cells.get(labels)
+        if cell is None:
+            cell = self.cells[labels] = [[0] * (len(self._bounds) + 1), 0.0]
+        cell[0][bisect_left(self._bounds, value)] += 1
+        cell[1] += value
+
+    def describe(self):
+        return [self._family()]
+
+    def _family(self):
+        if self._bounds is None:
+            return CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        return HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+
+    def collect(self):
+        family = self._family()
+        for labels, cell in list(self.cells.items()):
+            if self._bounds is None:
+                family.add_metric(list(labels), float(cell[0]))
+                continue
+            counts, total, cumulative = list(cell[0]), cell[1], 0
+            buckets = []
+            for le, count in zip(self._le, counts):
+                cumulative += count
+                buckets.append((le, float(cumulative)))
+            family.add_metric(list(labels), buckets, total)
+        yield family
+
+
 class ServingMetrics:
     """The embedded server's metrics, in their own registry."""
 
@@ -136,23 +198,21 @@ class ServingMetrics:
         self.registry.register(_Exported(self._source))
         ProcessCollector(registry=self.registry)
         source = self._source
-        self.request_count = Counter(
-            REQUEST_COUNT, "The total number of requests.", ["model_name", "status"], registry=source
-        )
-        self.request_latency = Histogram(
+        self.request_count = _PerRequest(REQUEST_COUNT, "The total number of requests.", ("model_name", "status"))
+        self.request_latency = _PerRequest(
             REQUEST_LATENCY,
             "Distribution of wall time (in microseconds) for Tensorflow Serving request.",
-            ["model_name", "API", "entrypoint"],
+            ("model_name", "API", "entrypoint"),
             buckets=_LATENCY_BUCKETS_US,
-            registry=source,
         )
-        self.runtime_latency = Histogram(
+        self.runtime_latency = _PerRequest(
             RUNTIME_LATENCY,
             "Distribution of wall time (in microseconds) for Tensorflow runtime.",
-            ["model_name", "API", "runtime"],
+            ("model_name", "API", "runtime"),
             buckets=_LATENCY_BUCKETS_US,
-            registry=source,
         )
+        for collector in (self.request_count, self.request_latency, self.runtime_latency):
+            source.register(collector)
         self.example_counts = Histogram(
             REQUEST_EXAMPLE_COUNTS,
             "The number of tensorflow.Examples per request.",
@@ -232,12 +292,12 @@ class ServingMetrics:
             status: The canonical status code name, e.g. `OK`.
             seconds: Wall time inside the server.
         """
-        self._child(self.request_count, model, status).inc()
+        self.request_count.inc((model, status))
         if status == "OK":
-            self._child(self.request_latency, model, api, entrypoint).observe(seconds * 1e6)
+            self.request_latency.observe((model, api, entrypoint), seconds * 1e6)
 
     def observe_runtime(self, model: str, api: str, seconds: float) -> None:
-        self._child(self.runtime_latency, model, api, RUNTIME).observe(seconds * 1e6)
+        self.runtime_latency.observe((model, api, RUNTIME), seconds * 1e6)
 
     def observe_examples(self, model: str, count: int) -> None:
         self.example_counts.labels(model).observe(count)

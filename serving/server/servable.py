@@ -26,6 +26,7 @@ from serving.custom_ops import register_ops_for
 from serving.errors import NotFound, did_you_mean, message
 from serving.savedmodel import SERVE_TAG, read_serving_graph, servable_signature_defs, written_by_tf1
 from serving.server.binding import bind_arguments, function_keywords
+from serving.server.flat_call import flat_signature_call
 from serving.server.tf1_session import SessionSignature, load_session
 
 __all__ = ["Servable", "Signature", "TensorSpec"]
@@ -183,10 +184,13 @@ class Servable:
             function = functions[sig_name]
             tf1 = isinstance(function, SessionSignature)
             arguments = None if tf1 else bind_arguments(sig_name, sig_def, function_keywords(function))
+            inputs = {a: TensorSpec.from_tensor_info(a, i) for a, i in sig_def.inputs.items()}
+            if not tf1:
+                function = flat_signature_call(function, {arguments[a]: (s.dtype, s.shape) for a, s in inputs.items()})
             signatures[sig_name] = Signature(
                 name=sig_name,
                 method_name=sig_def.method_name,
-                inputs={a: TensorSpec.from_tensor_info(a, i) for a, i in sig_def.inputs.items()},
+                inputs=inputs,
                 outputs={a: TensorSpec.from_tensor_info(a, i) for a, i in sig_def.outputs.items()},
                 function=function,
                 arguments=None if arguments is None or all(a == k for a, k in arguments.items()) else arguments,

@@ -13,6 +13,7 @@ import base64
 import binascii
 import json
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -190,10 +191,10 @@ def _shape_error(value: Any, where: str) -> InvalidArgument:
     )
 
 
-def _check_aliases(signature: Signature, received: set[str], model: str) -> None:
-    expected = set(signature.inputs)
-    if received == expected:
+def _check_aliases(signature: Signature, received: AbstractSet[str], model: str) -> None:
+    if received == signature.inputs.keys():  # set-like comparison, no set built for the common case
         return
+    received, expected = set(received), set(signature.inputs)
     unknown = sorted(received - expected)
     missing = sorted(expected - received)
     if unknown:
@@ -222,7 +223,7 @@ def check_inputs(signature: Signature, inputs: Mapping[str, np.ndarray], model: 
     Raises:
         InvalidArgument: An alias is unknown or missing, or a shape does not fit.
     """
-    _check_aliases(signature, set(inputs), model)
+    _check_aliases(signature, inputs.keys(), model)
     checked = {}
     for alias, value in inputs.items():
         spec = signature.inputs[alias]

@@ -2,7 +2,8 @@
 
 TFX's BeamDagRunner wraps every node in a DoFn (`PipelineNodeAsDoFn`) of an
 orchestration pipeline, which the beam target runs on the in-process
-FnApiRunner. `HookedBeamDagRunner` swaps in `HookedNodeDoFn`, which calls the
+FnApiRunner (laid out by `pipelines.targets.beam_dag` so that chains of nodes
+fuse into one Beam stage). `HookedBeamDagRunner` swaps in `HookedNodeDoFn`, which calls the
 hooks of `pipelines.runners.hooks` (`before_component`, `after_component`,
 `on_failure`) around each node's launch and records whether it executed or came
 from TFX's cache. Beam pickles its DoFns, so a DoFn carries no hook: it finds
@@ -26,11 +27,11 @@ import time
 from collections.abc import Iterator, Sequence
 
 from tfx.orchestration import metadata
-from tfx.orchestration.beam.beam_dag_runner import BeamDagRunner, PipelineNodeAsDoFn
 from tfx.orchestration.portable import launcher, partial_run_utils
 
 from pipelines.runners.hooks import HookList
 from pipelines.runners.local import ComponentResult
+from pipelines.targets.beam_dag import FusedBeamDagRunner, SignallingNodeDoFn
 
 __all__ = ["NodeObserver", "HookedNodeDoFn", "HookedBeamDagRunner", "observing", "substitute_run_id"]
 
@@ -100,7 +101,7 @@ def _status(connection_config, execution_id: int | None) -> str:
     return "cached" if execution.last_known_state == metadata_store_pb2.Execution.CACHED else "executed"
 
 
-class HookedNodeDoFn(PipelineNodeAsDoFn):
+class HookedNodeDoFn(SignallingNodeDoFn):
     """TFX's node DoFn, with the run's hooks called around the launch (when this process runs the node)."""
 
     def _launch(self):
@@ -136,8 +137,8 @@ class HookedNodeDoFn(PipelineNodeAsDoFn):
         observer.finish(self._node_id, index, status, time.perf_counter() - started, execution_id)
 
 
-class HookedBeamDagRunner(BeamDagRunner):
-    """TFX's IR-based BeamDagRunner, each node launched by `HookedNodeDoFn`."""
+class HookedBeamDagRunner(FusedBeamDagRunner):
+    """TFX's IR-based BeamDagRunner (its graph laid out to fuse, see `beam_dag`), each node launched by `HookedNodeDoFn`."""
 
     _PIPELINE_NODE_DO_FN_CLS = HookedNodeDoFn
 

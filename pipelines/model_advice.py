@@ -116,6 +116,12 @@ def _image_advice(spec: PipelineSpec, capabilities, gpus: Sequence[int]) -> list
             "billion multiply-adds per image forward, about 3x that to train."
             + (f" Cheaper: {'; '.join(fixes)}." if fixes else "")
         )
+        if spec.training.xla:
+            lines.append(
+                "`training.xla: true` on the CPU slows a backbone down: MobileNetV2 at 64x64 trained at 16 "
+                "images/s with XLA against 288 without (benchmarks/trainer_images.py, 2026-11-26, 2 cores). Set "
+                "`training.xla: false` to train on the CPU; keep it for GPUs."
+            )
     else:
         lines.append(
             f"image_classifier on {len(capabilities)} GPU(s): {model.backbone} at {height}x{width} is about "

@@ -154,3 +154,10 @@ def test_the_cli_passes_the_spec_to_doctor_and_reports_a_bad_spec_in_one_line(sp
     assert cli(["doctor", str(tmp_path / "missing.yaml")]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "spec file does not exist" in captured.err and "Traceback" not in captured.err
+
+
+def test_xla_on_the_cpu_is_advised_off_for_an_image_model_and_not_mentioned_without_it(text_spec):
+    with_xla = model_advice(_image(text_spec, training={"xla": True}), capabilities=[])
+    assert any(line.startswith("`training.xla: true` on the CPU slows a backbone down") for line in with_xla)
+    without = model_advice(_image(text_spec), capabilities=[])
+    assert not any("training.xla" in line for line in without)

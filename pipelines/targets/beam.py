@@ -203,6 +203,7 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
 
     from pipelines.compiler import compile_pipeline
     from pipelines.report import RunReporter
+    from pipelines.runners.console import echoing
     from pipelines.runners.fingerprint import max_execution_id, run_fingerprint
     from pipelines.runners.local import ComponentFailed, _attach_log_file
     from pipelines.runners.lock import RunLock
@@ -241,7 +242,7 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
             run_id = substitute_run_id(ir)
             with observing(run_id, ir, [ProgressPrinter(stream), *spec_hooks, reporter]) as observer:
                 try:
-                    with _orchestration_on_fn_api_runner():
+                    with _orchestration_on_fn_api_runner(), echoing(stream=stream):  # as the local target
                         HookedBeamDagRunner().run_with_ir(ir)
                 except Exception as error:
                     logging.exception("The Beam run failed.")

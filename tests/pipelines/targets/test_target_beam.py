@@ -120,6 +120,9 @@ def test_each_component_gets_the_local_targets_progress_line(beam_run):
     order = [name for _, _, name, _, _ in lines]
     for upstream, downstream in [("ExampleGen", "StatisticsGen"), ("Transform", "Trainer"), ("Evaluator", "Pusher")]:
         assert order.index(upstream) < order.index(downstream)
+    # The Trainer's memory estimate reaches the console as on the local target, before the Trainer's line.
+    estimate = stdout.index("Trainer: about ")
+    assert "of accelerator memory per step at batch" in stdout[estimate:] and estimate < stdout.index("] Trainer ")
 
 
 def test_the_summary_block_follows_the_progress_lines(beam_run):

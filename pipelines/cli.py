@@ -119,12 +119,19 @@ def _cmd_new_component(args) -> int:
 
 
 def _cmd_run(args) -> int:
+    from pipelines.runners.gc_tuning import fewer_full_collections
+
+    resolved = _load(args.spec)
+    with fewer_full_collections():
+        return _run_on(resolved, args)
+
+
+def _run_on(resolved, args) -> int:
     from pipelines.api import run
     from pipelines.runners.local import ComponentFailed
     from pipelines.runners.lock import RootBusy
     from pipelines.targets.dask_runner import DaskUnavailable
 
-    resolved = _load(args.spec)
     target = args.target or resolved.spec.orchestrator.target
     if target != "local":
         from pipelines.targets.commands import run_on_target

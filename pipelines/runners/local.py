@@ -96,9 +96,9 @@ def run_pipeline(
     from tfx.orchestration.local import runner_utils
     from tfx.orchestration.portable import launcher, runtime_parameter_utils
 
-    from pipelines.runners import beam_state_cache
+    from pipelines.runners import beam_overheads
 
-    beam_state_cache.install()
+    beam_overheads.install()
     handler = _attach_log_file(log_file)
     hook_list = HookList(hooks)
     started = time.perf_counter()

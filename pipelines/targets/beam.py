@@ -203,7 +203,7 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
 
     from pipelines.compiler import compile_pipeline
     from pipelines.report import RunReporter
-    from pipelines.runners import beam_state_cache
+    from pipelines.runners import beam_overheads
     from pipelines.runners.console import echoing
     from pipelines.runners.fingerprint import max_execution_id, run_fingerprint
     from pipelines.runners.local import ComponentFailed, _attach_log_file
@@ -217,7 +217,7 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
     from pipelines.targets.resources import unhonoured_settings
 
     stream = stream or sys.stdout
-    beam_state_cache.install()  # as the local target: the components' in-process Beam weighs its cache cheaply
+    beam_overheads.install()  # as the local target: the components' in-process Beam without two overheads
     for warning in unhonoured_settings(resolved.spec.orchestrator, "beam"):
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     with RunLock(resolved.root):

@@ -163,8 +163,8 @@ def check_tensor_protos(protos: Mapping[str, tensor_pb2.TensorProto], limits: Re
             not match the shape.
     """
     total, sizes = 0, {}
-    for alias, proto in protos.items():
-        sizes[alias] = _declared_bytes(alias, proto)
+    for alias in protos:  # by key: a protobuf map's items() is collections.abc's generator, 2x slower
+        sizes[alias] = _declared_bytes(alias, protos[alias])
         total += sizes[alias]
     budget = limits.memory_budget_bytes
     if total > budget:

@@ -527,7 +527,8 @@ def proto_inputs(
 ) -> dict[str, np.ndarray]:
     """Converts and checks the `inputs` map of a PredictRequest."""
     _check_aliases(signature, set(protos), model)
-    arrays = {alias: proto_to_array(proto, signature.inputs[alias]) for alias, proto in protos.items()}
+    # By key: a protobuf map's items() is collections.abc's generator, 2x slower.
+    arrays = {alias: proto_to_array(protos[alias], signature.inputs[alias]) for alias in protos}
     return check_inputs(signature, arrays, model)
 
 

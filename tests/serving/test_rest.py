@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import base64
+import http.client as http_client
+import json
+import urllib.parse
 
 import pytest
 from serving_helpers import LABELS, MODEL, b64, example, http, logit, probability
@@ -307,3 +310,24 @@ def test_bytes_outputs_named_bytes_are_base64(server):
     assert status == 200
     assert body["outputs"] == pytest.approx([probability(1, X)], rel=1e-6)
     assert base64.b64decode(b64(b"\x00\xff")["b64"]) == b"\x00\xff"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status"),
+    [
+        (f"/v1/models/{MODEL}:predict", {"instances": [b64(example(X))]}, 200),
+        (f"/v1/models/{MODEL}:predict", {"instances": []}, 400),
+        ("/v1/models/unknown", None, 404),
+    ],
+)
+def test_json_answers_carry_json_content_type(server, path, body, status):
+    """Answers and errors say `application/json; charset=utf-8` (the header is built once, not per answer)."""
+    parsed = urllib.parse.urlsplit(server.rest_url)
+    conn = http_client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+    try:
+        conn.request("POST" if body is not None else "GET", path, body=None if body is None else json.dumps(body))
+        response = conn.getresponse()
+        response.read()
+        assert (response.status, response.getheader("Content-Type")) == (status, "application/json; charset=utf-8")
+    finally:
+        conn.close()

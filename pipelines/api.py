@@ -31,10 +31,19 @@ def validate(path: str) -> ResolvedSpec:
 
 
 def compile(resolved: ResolvedSpec, beam_args: Sequence[str] | None = None):  # noqa: A001 - mirrors the CLI verb
-    """Returns the TFX pipeline object for a checked spec."""
+    """Returns the TFX pipeline object for a checked spec.
+
+    Without `beam_args`, the Beam-powered components run as the local target
+    runs them: in this process for small data, on a worker process per core
+    for large data (`pipelines.targets.beam.data_size_beam_args`).
+    """
     from pipelines import compiler
 
-    return compiler.compile_pipeline(resolved, tuple(beam_args or compiler.DEFAULT_BEAM_ARGS))
+    if not beam_args:
+        from pipelines.targets.beam import data_size_beam_args
+
+        beam_args = data_size_beam_args(resolved)
+    return compiler.compile_pipeline(resolved, tuple(beam_args))
 
 
 @dataclasses.dataclass
@@ -113,13 +122,17 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
 
     from pipelines.runners.local import run_pipeline
     from pipelines.runners.progress import ProgressPrinter
+    from pipelines.targets.beam import data_size_beam_args
 
+    beam_args = data_size_beam_args(resolved)
+    workers = _beam_workers(beam_args) if resolved.spec.orchestrator.beam is None else 0  # Dask: its own line
     print(
-        f"Pipeline {resolved.name}: {len(resolved.data_files)} data file(s), root {resolved.root}",
+        f"Pipeline {resolved.name}: {len(resolved.data_files)} data file(s), root {resolved.root}"
+        + (f"; Beam on {workers} worker processes (large data)" if workers else ""),
         file=stream,
         flush=True,
     )
-    tfx_pipeline = compile(resolved)
+    tfx_pipeline = compile(resolved, beam_args)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     log_file = os.path.join(resolved.log_dir, f"run-{stamp}.log")
     from pipelines.runners.retry import policies_from_spec
@@ -158,3 +171,11 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
         resolved, result.run_id, connection, result.components, reporter, current, seconds, log_file, stream
     )
     return RunOutcome(False, seconds, summary, result.components, log_file, result.run_id)
+
+
+def _beam_workers(beam_args: Sequence[str]) -> int:
+    """How many worker processes the FnApiRunner starts for these arguments (0: in this process)."""
+    if "--direct_running_mode=multi_processing" not in beam_args:
+        return 0
+    counts = [a.split("=", 1)[1] for a in beam_args if a.startswith("--direct_num_workers=")]
+    return int(counts[-1]) if counts and counts[-1].isdigit() else 0

@@ -31,6 +31,10 @@ def ensure_legacy_keras() -> None:
     # TensorFlow's C++ start-up noise (CUDA plugin registration on CPU machines).
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"google\..*")
+    # Worker processes (Beam's on large data, ExampleGen's) inherit the environment, not this filter:
+    # each would print google-api-core's Python 3.10 FutureWarnings to the run's console. A user's own
+    # PYTHONWARNINGS is kept.
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
     keras_module = sys.modules.get("tensorflow.keras") or sys.modules.get("keras.api._v2.keras")
     tf = sys.modules.get("tensorflow")
     if tf is not None and keras_module is None and "keras" in sys.modules and "tf_keras" not in sys.modules:

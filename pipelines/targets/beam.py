@@ -1,9 +1,9 @@
 """The beam target: TFX's BeamDagRunner runs the pipeline, each component's Beam work on the runner you name.
 
 Without `orchestrator.beam_args`, Beam-powered components run on Beam's
-FnApiRunner: in this process for small data (as the local target does), on
-one worker process per core once the data is larger than
-`IN_PROCESS_MAX_BYTES`. Other runners take their usual flags, for example:
+FnApiRunner as on the local target: in this process for small data, on one
+worker process per core once the data is larger than
+`IN_PROCESS_MAX_BYTES` (`data_size_beam_args`). Other runners take their usual flags, for example:
 
     beam_args: [--runner=FlinkRunner, --flink_master=localhost:8081, --environment_type=LOOPBACK]
     beam_args: [--runner=SparkRunner, --spark_master_url=spark://host:7077, --environment_type=LOOPBACK]
@@ -42,6 +42,8 @@ __all__ = [
     "run_beam",
     "beam_args",
     "direct_multiprocessing_args",
+    "data_size_beam_args",
+    "usable_cores",
     "with_project_package",
     "build_project_wheel",
     "FN_API_RUNNER",
@@ -77,14 +79,34 @@ def _setup_file_arg() -> tuple[str, ...]:
     return tuple(a for a in DEFAULT_BEAM_ARGS if a.startswith("--setup_file="))
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (`taskset` and container CPU sets count), at least 1."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def direct_multiprocessing_args(workers: int | None = None) -> tuple[str, ...]:
-    """FnApiRunner flags for `workers` local processes (default: one per core)."""
+    """FnApiRunner flags for `workers` local processes (default: one per usable core)."""
     return (
         f"--runner={FN_API_RUNNER}",
         "--direct_running_mode=multi_processing",
-        f"--direct_num_workers={workers or os.cpu_count() or 1}",
+        f"--direct_num_workers={workers or usable_cores()}",
         *_setup_file_arg(),
     )
+
+
+def data_size_beam_args(resolved: ResolvedSpec) -> tuple[str, ...]:
+    """Beam arguments from the data's size: in this process up to `IN_PROCESS_MAX_BYTES`, else a worker per core.
+
+    With one usable core, worker processes only add their start-up: the run stays in process.
+    """
+    from pipelines.compiler import DEFAULT_BEAM_ARGS
+
+    if _data_bytes(resolved) <= IN_PROCESS_MAX_BYTES or usable_cores() == 1:
+        return tuple(DEFAULT_BEAM_ARGS)
+    return direct_multiprocessing_args()
 
 
 def _runner(args: tuple[str, ...]) -> str | None:
@@ -118,11 +140,7 @@ def beam_args(resolved: ResolvedSpec) -> tuple[str, ...]:
         return component_beam_args(resolved.spec.orchestrator)
     declared = tuple(resolved.spec.orchestrator.beam_args or ())
     if not declared:
-        if _data_bytes(resolved) <= IN_PROCESS_MAX_BYTES:
-            from pipelines.compiler import DEFAULT_BEAM_ARGS
-
-            return tuple(DEFAULT_BEAM_ARGS)
-        return direct_multiprocessing_args()
+        return data_size_beam_args(resolved)
     if (_runner(declared) or "").lower() == "directrunner":
         return tuple(f"--runner={FN_API_RUNNER}" if a.startswith("--runner=") else a for a in declared)
     return declared

@@ -45,7 +45,35 @@ def test_large_data_gets_one_worker_process_per_core(resolved_with, tmp_path):
     args = beam_args(dataclasses.replace(resolved, data_files=(str(big),)))
     assert f"--runner={FN_API_RUNNER}" in args
     assert "--direct_running_mode=multi_processing" in args
-    assert f"--direct_num_workers={os.cpu_count()}" in args
+    assert f"--direct_num_workers={len(os.sched_getaffinity(0))}" in args
+
+
+def _with_big_data(resolved, tmp_path):
+    big = tmp_path / "big.csv"
+    with open(big, "wb") as handle:
+        handle.truncate(IN_PROCESS_MAX_BYTES + 1)
+    return dataclasses.replace(resolved, data_files=(str(big),))
+
+
+def test_the_local_target_compiles_with_the_same_rule(resolved_with, tmp_path):
+    from pipelines import api
+    from pipelines.compiler import DEFAULT_BEAM_ARGS
+
+    small = resolved_with()
+    assert api.compile(small).beam_pipeline_args == list(DEFAULT_BEAM_ARGS)
+    large = api.compile(_with_big_data(small, tmp_path)).beam_pipeline_args
+    assert "--direct_running_mode=multi_processing" in large
+    assert api._beam_workers(large) == len(os.sched_getaffinity(0))
+    assert api._beam_workers(list(DEFAULT_BEAM_ARGS)) == 0
+
+
+def test_one_usable_core_keeps_large_data_in_process(resolved_with, tmp_path, monkeypatch):
+    from pipelines.compiler import DEFAULT_BEAM_ARGS
+    from pipelines.targets import beam
+
+    monkeypatch.setattr(beam.os, "sched_getaffinity", lambda pid: {0})
+    assert beam.usable_cores() == 1
+    assert beam_args(_with_big_data(resolved_with(), tmp_path)) == tuple(DEFAULT_BEAM_ARGS)
 
 
 def test_declared_direct_runner_runs_on_the_fn_api_runner_it_falls_back_to(resolved_with):

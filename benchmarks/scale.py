@@ -8,7 +8,10 @@ on the same file with the same train steps. Reported per size: wall time, peak
 RSS of the whole process tree (sampled every 0.2 s: Beam worker processes
 count), each component's time from ML Metadata, and ours/stock.
 
-    .venv/bin/python benchmarks/scale.py [--sizes 1 10 100] [--only ours|stock] [--set KEY=VALUE ...]
+    .venv/bin/python benchmarks/scale.py [--sizes 1 10 100] [--only ours|stock] [--set KEY=VALUE ...] [--cpus N]
+
+`--cpus 1` runs both sides on one core (ours then keeps Beam in process: its
+worker count follows the usable cores).
 
 Targets (issue 14): ours <= 0.35x stock at every size; peak RSS at 100x <= 2 GB.
 """
@@ -168,6 +171,13 @@ def _row(name: str, result: dict) -> str:
     return f"  {name:<6} {result['seconds']:7.1f} s  peak RSS {result['rss_gb']:.2f} GB  [{parts}]"
 
 
+def limit_cpus(cpus: int | None) -> int:
+    """Keeps this process, and every process it starts, on its first `cpus` cores; returns the cores usable."""
+    if cpus:
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cpus])
+    return len(os.sched_getaffinity(0))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100], help="copies of the taxi data")
@@ -181,10 +191,17 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="a setting of our spec, e.g. evaluation.sample_rows=20000 or data.checks.sample_rate=0.1 (repeatable)",
     )
+    parser.add_argument(
+        "--cpus",
+        type=int,
+        default=None,
+        help="run both sides on the first N cores only (CPU affinity, inherited by every process they start)",
+    )
     args = parser.parse_args()
+    cpus = limit_cpus(args.cpus)
     workdir = args.workdir or tempfile.mkdtemp(prefix="bench_scale_")
     log = os.path.join(workdir, "bench.log")
-    print(f"logs: {log}; cpus: {os.cpu_count()}; our settings: {args.settings or 'as shipped'}", flush=True)
+    print(f"logs: {log}; cpus: {cpus} of {os.cpu_count()}; our settings: {args.settings or 'as shipped'}", flush=True)
     summary = []
     for scale in args.sizes:
         data_dir = os.path.join(workdir, f"data-x{scale}")

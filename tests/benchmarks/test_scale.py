@@ -50,3 +50,14 @@ def test_settings_are_set_in_our_spec_as_yaml_values():
         "evaluation": {"metrics": ["auc"], "sample_rows": 20000},
         "data": {"checks": {"sample_rate": 0.1}},
     }
+
+
+def test_cpus_limit_reaches_the_processes_the_benchmark_starts():
+    script = (
+        "import subprocess, sys; from benchmarks import scale; print(scale.limit_cpus(1)); "
+        "print(subprocess.run([sys.executable, '-c', 'import os; print(len(os.sched_getaffinity(0)))'], "
+        "capture_output=True, text=True).stdout.strip())"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == ["1", "1"]

@@ -122,10 +122,10 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
 
     from pipelines.runners.local import run_pipeline
     from pipelines.runners.progress import ProgressPrinter
-    from pipelines.targets.beam import data_size_beam_args
+    from pipelines.targets.beam import data_size_beam_args, worker_processes
 
     beam_args = data_size_beam_args(resolved)
-    workers = _beam_workers(beam_args) if resolved.spec.orchestrator.beam is None else 0  # Dask: its own line
+    workers = worker_processes(beam_args) if resolved.spec.orchestrator.beam is None else 0  # Dask: its own line
     print(
         f"Pipeline {resolved.name}: {len(resolved.data_files)} data file(s), root {resolved.root}"
         + (f"; Beam on {workers} worker processes (large data)" if workers else ""),
@@ -171,11 +171,3 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
         resolved, result.run_id, connection, result.components, reporter, current, seconds, log_file, stream
     )
     return RunOutcome(False, seconds, summary, result.components, log_file, result.run_id)
-
-
-def _beam_workers(beam_args: Sequence[str]) -> int:
-    """How many worker processes the FnApiRunner starts for these arguments (0: in this process)."""
-    if "--direct_running_mode=multi_processing" not in beam_args:
-        return 0
-    counts = [a.split("=", 1)[1] for a in beam_args if a.startswith("--direct_num_workers=")]
-    return int(counts[-1]) if counts and counts[-1].isdigit() else 0

@@ -43,6 +43,7 @@ __all__ = [
     "beam_args",
     "direct_multiprocessing_args",
     "data_size_beam_args",
+    "worker_processes",
     "usable_cores",
     "with_project_package",
     "build_project_wheel",
@@ -95,6 +96,14 @@ def direct_multiprocessing_args(workers: int | None = None) -> tuple[str, ...]:
         f"--direct_num_workers={workers or usable_cores()}",
         *_setup_file_arg(),
     )
+
+
+def worker_processes(args: tuple[str, ...] | list[str]) -> int:
+    """How many worker processes the FnApiRunner starts for `args` (0: it runs in this process)."""
+    if "--direct_running_mode=multi_processing" not in args:
+        return 0
+    counts = [a.split("=", 1)[1] for a in args if a.startswith("--direct_num_workers=")]
+    return int(counts[-1]) if counts and counts[-1].isdigit() else 0
 
 
 def data_size_beam_args(resolved: ResolvedSpec) -> tuple[str, ...]:

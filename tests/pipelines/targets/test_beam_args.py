@@ -16,6 +16,7 @@ from pipelines.targets.beam import (
     beam_args,
     build_project_wheel,
     with_project_package,
+    worker_processes,
 )
 
 
@@ -63,8 +64,8 @@ def test_the_local_target_compiles_with_the_same_rule(resolved_with, tmp_path):
     assert api.compile(small).beam_pipeline_args == list(DEFAULT_BEAM_ARGS)
     large = api.compile(_with_big_data(small, tmp_path)).beam_pipeline_args
     assert "--direct_running_mode=multi_processing" in large
-    assert api._beam_workers(large) == len(os.sched_getaffinity(0))
-    assert api._beam_workers(list(DEFAULT_BEAM_ARGS)) == 0
+    assert worker_processes(large) == len(os.sched_getaffinity(0))
+    assert worker_processes(list(DEFAULT_BEAM_ARGS)) == 0
 
 
 def test_one_usable_core_keeps_large_data_in_process(resolved_with, tmp_path, monkeypatch):

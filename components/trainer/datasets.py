@@ -82,16 +82,27 @@ def build_datasets(
     budget = training.cache_budget_mb << 20
     row_bytes = _decoded_row_bytes(model_inputs.from_transform_output(config, tf_transform_output, {}))
 
-    def make(patterns: Sequence[str], shuffle: bool, batch: int, context: Optional[tf.distribute.InputContext]):
-        options = input_pipeline.InputOptions(
+    def options_for(batch: int, steps: Optional[int], shuffle: bool, context: Optional[tf.distribute.InputContext]):
+        pipelines = context.num_input_pipelines if context else 1
+        replicas_per_pipeline = max(1, context.num_replicas_in_sync // pipelines) if context else 1
+        return input_pipeline.InputOptions(
             batch_size=batch,
             shuffle=shuffle,
             seed=training.seed,
             cache_budget_bytes=budget,
-            num_shards=context.num_input_pipelines if context else 1,
+            num_shards=pipelines,
             shard_index=context.input_pipeline_id if context else 0,
             row_bytes=row_bytes,
+            rows_needed=steps * batch * replicas_per_pipeline if steps else None,
         )
+
+    # Rows each split hands out over the run: whole epochs (None), or steps x batch.
+    train_steps = None if training.epochs else getattr(fn_args, "train_steps", None)
+    eval_steps = getattr(fn_args, "eval_steps", None)
+
+    def make(patterns: Sequence[str], shuffle: bool, batch: int, context: Optional[tf.distribute.InputContext]):
+        steps = train_steps if shuffle else eval_steps
+        options = options_for(batch, steps, shuffle, context)
         return input_pipeline.make_dataset(
             patterns, spec, label, options, transform=transform, feature_keys=feature_keys
         )
@@ -106,5 +117,6 @@ def build_datasets(
             lambda c: make(fn_args.eval_files, False, training.batch_size, c)
         )
     files = input_pipeline.list_files(fn_args.train_files)
-    cached = input_pipeline.fits_in_memory(files, budget, input_pipelines, row_bytes)
+    plan_context = tf.distribute.InputContext(num_input_pipelines=input_pipelines) if input_pipelines > 1 else None
+    cached = input_pipeline.worth_caching(files, options_for(train_batch, train_steps, True, plan_context))
     return train, evaluation, DatasetPlan(materialized=materialized, cached=cached, shards=input_pipelines)

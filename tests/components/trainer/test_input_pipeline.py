@@ -84,3 +84,32 @@ def test_the_cache_budget_counts_decoded_rows_when_rows_dwarf_their_records(reco
     assert not fits_in_memory(files, on_disk, row_bytes=32 * 32 * 3 * 4)
     assert fits_in_memory(files, 300 * 32 * 32 * 3 * 4, row_bytes=32 * 32 * 3 * 4)
     assert not fits_in_memory(files, 300 * 32 * 32 * 3 * 4 - 1, row_bytes=32 * 32 * 3 * 4)
+
+
+def test_a_split_is_cached_only_when_the_run_reads_all_of_it(records):
+    from components.trainer.input_pipeline import list_files, worth_caching
+
+    files = list_files([records])  # 3 files of 100 rows
+    assert worth_caching(files, InputOptions(batch_size=10))  # whole epochs
+    assert worth_caching(files, InputOptions(batch_size=10, rows_needed=300))
+    assert not worth_caching(files, InputOptions(batch_size=10, rows_needed=299))
+    assert not worth_caching(files, InputOptions(batch_size=10, rows_needed=10_000, cache_budget_bytes=0))
+    # One file per pipeline: each reads 100 rows.
+    assert worth_caching(files, InputOptions(batch_size=10, rows_needed=100, num_shards=3, shard_index=1))
+    assert not worth_caching(files, InputOptions(batch_size=10, rows_needed=99, num_shards=3, shard_index=1))
+
+
+@pytest.mark.parametrize("rows_needed, cached", [(None, True), (300, True), (60, False)])
+def test_a_cached_split_is_read_when_the_dataset_is_built_and_a_streamed_one_later(
+    records, tmp_path, rows_needed, cached
+):
+    options = InputOptions(batch_size=30, shuffle=True, seed=1, rows_needed=rows_needed)
+    dataset = make_dataset([records], SPEC, "y", options)
+    for path in tmp_path.glob("part-*"):
+        path.unlink()
+    if cached:
+        xs, _ = _collect(dataset, 10)
+        assert sorted(xs) == [float(i) for i in range(300)]
+    else:
+        with pytest.raises(tf.errors.NotFoundError):
+            _collect(dataset, 2)

@@ -185,7 +185,14 @@ def _fast_path_plan(exec_properties: dict[str, Any], output_dict) -> tuple[list[
     return files, fast_csv.SplitSpec(tuple(names), tuple(buckets), tuple(folders))
 
 
-_IN_PROCESS_RUNNERS = {"fnapirunner", "directrunner", "switchingdirectrunner", "bundlebaseddirectrunner"}
+# Runners of this machine (`localworkersrunner`: pipelines/runners/beam_local_workers.py, for large data).
+_IN_PROCESS_RUNNERS = {
+    "fnapirunner",
+    "directrunner",
+    "switchingdirectrunner",
+    "bundlebaseddirectrunner",
+    "localworkersrunner",
+}
 
 
 def _beam_args(exec_properties: dict[str, Any]) -> list[str]:

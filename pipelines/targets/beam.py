@@ -49,9 +49,12 @@ __all__ = [
     "build_project_wheel",
     "FN_API_RUNNER",
     "IN_PROCESS_MAX_BYTES",
+    "LOCAL_WORKERS_RUNNER",
 ]
 
 FN_API_RUNNER = "apache_beam.runners.portability.fn_api_runner.FnApiRunner"
+# The FnApiRunner whose worker processes carry our fixes to Beam's overheads (multi-processing mode).
+LOCAL_WORKERS_RUNNER = "pipelines.runners.beam_local_workers.LocalWorkersRunner"
 # Runners that execute in worker processes of this machine, with this Python and this project.
 _LOCAL_RUNNERS = {
     "directrunner",
@@ -59,6 +62,7 @@ _LOCAL_RUNNERS = {
     "bundlebaseddirectrunner",
     "switchingdirectrunner",
     FN_API_RUNNER.lower(),
+    LOCAL_WORKERS_RUNNER.lower(),
 }
 # Flags that already tell a remote runner how to install the code (as TFX's dependency_utils checks).
 _DEPENDENCY_FLAGS = (
@@ -91,7 +95,7 @@ def usable_cores() -> int:
 def direct_multiprocessing_args(workers: int | None = None) -> tuple[str, ...]:
     """FnApiRunner flags for `workers` local processes (default: one per usable core)."""
     return (
-        f"--runner={FN_API_RUNNER}",
+        f"--runner={LOCAL_WORKERS_RUNNER}",
         "--direct_running_mode=multi_processing",
         f"--direct_num_workers={workers or usable_cores()}",
         *_setup_file_arg(),

@@ -12,9 +12,18 @@ import pytest
 import tensorflow as tf
 from google.protobuf import json_format
 from tfx.components.example_gen.csv_example_gen import executor as tfx_csv
-from tfx.types import standard_component_specs
+from tfx.proto import example_gen_pb2
+from tfx.types import standard_artifacts, standard_component_specs
 
-from components.example_gen.csv_executor import _CsvToExample, make_custom_config, read_header, read_settings
+from components.example_gen.csv_executor import (
+    _CsvToExample,
+    _fast_path_plan,
+    make_custom_config,
+    read_header,
+    read_settings,
+)
+from pipelines.compiler import DEFAULT_BEAM_ARGS
+from pipelines.targets.beam import direct_multiprocessing_args
 
 MESSY = '\ufeffmean radius,"price, usd",kind\n1.5,NA,a\nNA,2,b\n3.5,inf,null\n'
 
@@ -99,3 +108,35 @@ def test_settings_round_trip_through_the_component_config():
     config = json_format.MessageToJson(make_custom_config(["NA", "?"], True))
     na_values, impute = read_settings({standard_component_specs.CUSTOM_CONFIG_KEY: config})
     assert na_values == {b"", b"NA", b"?"} and impute is True
+
+
+@pytest.mark.parametrize(
+    "beam_args, fast",
+    [
+        (list(DEFAULT_BEAM_ARGS), True),
+        (list(direct_multiprocessing_args(workers=2)), True),  # large data: still this machine
+        (["--runner=DataflowRunner", "--project=p"], False),
+    ],
+    ids=["in process", "local workers", "dataflow"],
+)
+def test_the_fast_path_is_taken_on_this_machines_runners_only(tmp_path, beam_args, fast):
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    input_config = example_gen_pb2.Input(splits=[example_gen_pb2.Input.Split(name="single", pattern="*.csv")])
+    output_config = example_gen_pb2.Output(
+        split_config=example_gen_pb2.SplitConfig(
+            splits=[
+                example_gen_pb2.SplitConfig.Split(name="train", hash_buckets=2),
+                example_gen_pb2.SplitConfig.Split(name="eval", hash_buckets=1),
+            ]
+        )
+    )
+    examples = standard_artifacts.Examples()
+    examples.uri = str(tmp_path / "examples")
+    exec_properties = {
+        standard_component_specs.INPUT_BASE_KEY: str(tmp_path),
+        standard_component_specs.INPUT_CONFIG_KEY: json_format.MessageToJson(input_config),
+        standard_component_specs.OUTPUT_CONFIG_KEY: json_format.MessageToJson(output_config),
+        "_beam_pipeline_args": beam_args,
+    }
+    plan = _fast_path_plan(exec_properties, {standard_component_specs.EXAMPLES_KEY: [examples]})
+    assert (plan is not None) is fast

@@ -13,6 +13,7 @@ from pipelines.spec import load_spec
 from pipelines.targets.beam import (
     FN_API_RUNNER,
     IN_PROCESS_MAX_BYTES,
+    LOCAL_WORKERS_RUNNER,
     beam_args,
     build_project_wheel,
     with_project_package,
@@ -44,7 +45,7 @@ def test_large_data_gets_one_worker_process_per_core(resolved_with, tmp_path):
     with open(big, "wb") as handle:
         handle.truncate(IN_PROCESS_MAX_BYTES + 1)
     args = beam_args(dataclasses.replace(resolved, data_files=(str(big),)))
-    assert f"--runner={FN_API_RUNNER}" in args
+    assert f"--runner={LOCAL_WORKERS_RUNNER}" in args  # the FnApiRunner, its workers with our Beam fixes
     assert "--direct_running_mode=multi_processing" in args
     assert f"--direct_num_workers={len(os.sched_getaffinity(0))}" in args
 

@@ -24,13 +24,14 @@ from tfx.components.evaluator import constants
 from tfx.components.evaluator import executor as tfx_evaluator_executor
 from tfx.types import artifact_utils, standard_component_specs
 
-from components.evaluator import report_plots, trivial_baseline
+from components.evaluator import extractors, report_plots, trivial_baseline
 from components.evaluator.eval_config import EvaluationRequest, build_eval_config, num_classes_of
 from components.evaluator.sample import sample_eval_split
 from components.evaluator.verdict import candidate_metrics, explain, write_verdict
 
 __all__ = ["Executor", "gated_metric_names", "SHORT_ARRAY_ITEMS"]
 
+_CUSTOM_EXTRACTORS = "custom_extractors"  # TFX's name of the exec property (udf_utils.try_get_fn)
 # Arrays longer than this print as their first and last items while the Evaluator runs.
 SHORT_ARRAY_ITEMS = 8
 
@@ -97,6 +98,8 @@ class Executor(tfx_evaluator_executor.Executor):
         _add_report_plots(eval_config, request, classes, labels)
         properties = dict(exec_properties)
         properties[standard_component_specs.EVAL_CONFIG_KEY] = json_format.MessageToJson(eval_config)
+        # TFX's hook: TFMA's extractors, each batch cut to what the metrics read before the per-example split.
+        properties.setdefault(_CUSTOM_EXTRACTORS, extractors.FUNCTION_PATH)
         super().Do(input_dict, output_dict, properties)
 
         evaluation_uri = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])

@@ -91,8 +91,13 @@ def write_eval_split(examples_uri: str, rows=ROWS) -> None:
             writer.write(example.SerializeToString())
 
 
-def run_evaluator(root: str, request: EvaluationRequest, model_uri: str, examples_uri: str) -> dict[str, str]:
-    """Runs the real Evaluator executor (TFMA on in-process Beam); returns the output URIs."""
+def run_evaluator(
+    root: str, request: EvaluationRequest, model_uri: str, examples_uri: str, exec_properties: dict | None = None
+) -> dict[str, str]:
+    """Runs the real Evaluator executor (TFMA on in-process Beam); returns the output URIs.
+
+    `exec_properties` are added to the executor's (e.g. TFX's `custom_extractors`).
+    """
     examples = standard_artifacts.Examples()
     examples.uri = examples_uri
     examples.split_names = '["eval"]'
@@ -110,10 +115,44 @@ def run_evaluator(root: str, request: EvaluationRequest, model_uri: str, example
     Executor(context).Do(
         {"examples": [examples], "model": [model]},
         {"evaluation": [evaluation], "blessing": [blessing]},
-        {"eval_config": "", "example_splits": '["eval"]'},
+        {"eval_config": "", "example_splits": '["eval"]', **(exec_properties or {})},
     )
     return {
         "evaluation": evaluation.uri,
         "blessing": blessing.uri,
         "blessed": blessing.get_int_custom_property("blessed"),
     }
+
+
+# TFX's `custom_extractors` hook names a function by module path (and reloads that module first).
+TFMA_DEFAULT_EXTRACTORS = f"{__name__}.tfma_default_extractors"
+RECORDING_EXTRACTORS = f"{__name__}.recording_extractors"
+RECORD_ENV = "YTFX_TEST_TRIM_RECORD"
+
+
+def tfma_default_extractors(eval_shared_model, eval_config, tensor_adapter_config=None) -> list:
+    """TFMA's own extractors, as TFX runs them without the hook."""
+    import tensorflow_model_analysis as tfma
+
+    return tfma.default_extractors(
+        eval_shared_model=eval_shared_model, eval_config=eval_config, tensor_adapter_config=tensor_adapter_config
+    )
+
+
+def _record_keys(extract: dict) -> dict:
+    with open(os.environ[RECORD_ENV], "a", encoding="utf-8") as handle:
+        handle.write(",".join(sorted(extract)) + "\n")
+    return extract
+
+
+def recording_extractors(eval_shared_model, eval_config, tensor_adapter_config=None) -> list:
+    """Our extractors, each trimmed batch's keys appended to the file named by `$YTFX_TEST_TRIM_RECORD`."""
+    import apache_beam as beam
+    import tensorflow_model_analysis as tfma
+
+    from components.evaluator import extractors
+
+    found = extractors.custom_extractors(eval_shared_model, eval_config, tensor_adapter_config)
+    at = [e.stage_name for e in found].index(extractors.TRIM_STAGE_NAME) + 1
+    record = tfma.extractors.Extractor(stage_name="RecordTrimmedKeys", ptransform=beam.Map(_record_keys))
+    return found[:at] + [record] + found[at:]

@@ -217,12 +217,14 @@ def main() -> None:
             os.makedirs(root, exist_ok=True)
             results[name] = runner(root, data_dir, log)
             print(_row(name, results[name]), flush=True)
-            shutil.rmtree(root, ignore_errors=True)
+            if not args.workdir:
+                shutil.rmtree(root, ignore_errors=True)
         ratio = results["ours"]["seconds"] / results["stock"]["seconds"] if len(results) == 2 else None
         if ratio is not None:
             print(f"  ours/stock: {ratio:.2f}x (target <= 0.35x)", flush=True)
         summary.append((scale, rows, results, ratio))
-        shutil.rmtree(data_dir, ignore_errors=True)
+        if not args.workdir:
+            shutil.rmtree(data_dir, ignore_errors=True)
     print("\n| rows | stock (s, GB) | ours (s, GB) | ours/stock |")
     print("|---|---|---|---|")
     for scale, rows, results, ratio in summary:

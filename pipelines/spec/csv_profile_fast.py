@@ -53,26 +53,9 @@ class _Column:
     def add(self, column: pa.Array, file_index: int, row_offset: int) -> None:
         self.missing = self.missing or column.null_count > 0
         present = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        text = pc.replace_substring_regex(pc.utf8_trim_whitespace(pc.fill_null(column, "")), r"^\+", "")
-        by_pattern = np.asarray(pc.match_substring_regex(text, _NUMBER).to_numpy(zero_copy_only=False), dtype=bool)
-        by_pattern &= present
-        numbers = np.full(len(column), np.nan)
-        if by_pattern.any():
-            numbers[by_pattern] = pc.cast(pc.filter(text, pa.array(by_pattern)), pa.float64()).to_numpy(
-                zero_copy_only=False
-            )
-        other = present & ~by_pattern
-        text_rows = np.zeros(len(column), dtype=bool)
-        if other.any():  # not numbers by the pattern: ask float() itself, once per distinct text
-            rows = np.flatnonzero(other)
-            cells = pc.take(column, pa.array(rows))
-            parsed = {v: parse_number(v) for v in pc.unique(cells).to_pylist()}
-            for row, value in zip(rows.tolist(), cells.to_pylist()):
-                number = parsed[value]
-                if number is None:
-                    text_rows[row] = True
-                else:
-                    numbers[row] = number
+        numbers, text_rows = _numbers_at_once(column)
+        if numbers is None:
+            numbers, text_rows = _numbers_cell_by_cell(column, present)
         number_rows = present & ~text_rows
         finite = number_rows & np.isfinite(numbers)
         if (number_rows & ~finite).any():
@@ -91,6 +74,45 @@ class _Column:
                 self.distinct.update(np.unique(numbers[finite])[:2].tolist())
         if self.kept is not None:
             self.kept.extend(np.where(finite, numbers, np.nan).tolist())
+
+
+def _numbers_at_once(column: pa.Array) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(values, text rows) when Arrow reads every present cell as a number, else (None, None).
+
+    Arrow's float parsing accepts a subset of what `float()` accepts (no
+    surrounding whitespace, no `_`) and rounds as it does, so a column it
+    reads whole is read as Python would; anything else fails the cast and goes
+    cell by cell. Missing cells are NaN.
+    """
+    try:
+        values = pc.cast(column, pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None, None
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=float), np.zeros(len(column), dtype=bool)
+
+
+def _numbers_cell_by_cell(column: pa.Array, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values, text rows): cells matching `_NUMBER` cast by Arrow; each other distinct text read by `float()`."""
+    text = pc.replace_substring_regex(pc.utf8_trim_whitespace(pc.fill_null(column, "")), r"^\+", "")
+    by_pattern = np.asarray(pc.match_substring_regex(text, _NUMBER).to_numpy(zero_copy_only=False), dtype=bool)
+    by_pattern &= present
+    numbers = np.full(len(column), np.nan)
+    if by_pattern.any():
+        numbers[by_pattern] = pc.cast(pc.filter(text, pa.array(by_pattern)), pa.float64()).to_numpy(
+            zero_copy_only=False
+        )
+    other = present & ~by_pattern
+    text_rows = np.zeros(len(column), dtype=bool)
+    if other.any():  # not numbers by the pattern: ask float() itself, once per distinct text
+        rows = np.flatnonzero(other)
+        encoded = pc.take(column, pa.array(rows)).dictionary_encode()
+        parsed = [parse_number(v) for v in encoded.dictionary.to_pylist()]
+        is_text = np.array([v is None for v in parsed], dtype=bool)
+        value = np.array([np.nan if v is None else v for v in parsed], dtype=float)
+        codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False))
+        text_rows[rows] = is_text[codes]
+        numbers[rows[~is_text[codes]]] = value[codes][~is_text[codes]]
+    return numbers, text_rows
 
 
 def _line_numbers(path: str, rows: set[int], open_text) -> dict[int, int]:

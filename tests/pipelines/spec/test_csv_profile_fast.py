@@ -38,8 +38,23 @@ def _both(monkeypatch, files, **kwargs):
         ("a,b\n1,\n2,\n", {"keep_columns": ("a", "b")}),  # an empty column
         ("a,b\n1,\n2,\n", {"na_values": ("NA",)}),  # "" not a missing marker: text
         ("a\n-0\n0.0\n", {}),  # equal numbers are one value
+        # Columns Arrow reads whole as numbers (no regex, no float()): the same values as float() gives.
+        (
+            "a,b\ninf,1\n1e400,2.5\n-0,3e-5\n2.5,-7\n+4,0.1\nNaN,1e308\n",
+            {"non_finite": "impute", "keep_columns": ("a", "b")},
+        ),
+        ("a,b\n1, 2\n3,1_0\n", {"keep_columns": ("a", "b")}),  # whitespace and `_`: float() reads them
     ],
-    ids=["messy", "na-as-text", "constant", "empty-column", "empty-is-text", "zeros"],
+    ids=[
+        "messy",
+        "na-as-text",
+        "constant",
+        "empty-column",
+        "empty-is-text",
+        "zeros",
+        "arrow-numbers",
+        "python-numbers",
+    ],
 )
 def test_fast_profile_equals_the_row_by_row_profile(tmp_path, monkeypatch, text, kwargs):
     path = tmp_path / "data.csv"

@@ -30,6 +30,7 @@ class DatasetPlan:
     materialized: bool
     cached: bool
     shards: int
+    fits: bool = True  # the training split fits `cache_budget_mb` (False: raising it would let it be cached)
 
 
 def _decoded_row_bytes(inputs: Sequence[model_inputs.ModelInput]) -> Optional[int]:
@@ -118,5 +119,7 @@ def build_datasets(
         )
     files = input_pipeline.list_files(fn_args.train_files)
     plan_context = tf.distribute.InputContext(num_input_pipelines=input_pipelines) if input_pipelines > 1 else None
-    cached = input_pipeline.worth_caching(files, options_for(train_batch, train_steps, True, plan_context))
-    return train, evaluation, DatasetPlan(materialized=materialized, cached=cached, shards=input_pipelines)
+    train_options = options_for(train_batch, train_steps, True, plan_context)
+    cached = input_pipeline.worth_caching(files, train_options)
+    fits = cached or input_pipeline.fits_in_memory(files, budget, input_pipelines, row_bytes)
+    return train, evaluation, DatasetPlan(materialized=materialized, cached=cached, shards=input_pipelines, fits=fits)

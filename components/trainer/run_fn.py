@@ -309,7 +309,7 @@ def run_fn(fn_args) -> None:
     advice = input_bound_advice(
         report.get("input_wait_fraction") or 0.0,
         plan.materialized,
-        plan.cached,
+        plan.fits,  # a split that fits but streams (the run reads few of its rows): a bigger budget would not help
         mean_step_seconds=report.get("mean_step_seconds"),
         on_accelerator=bool(choice.gpus),
     )

@@ -5,7 +5,8 @@ Before TFMA runs, it builds the EvalConfig from the spec's `EvaluationRequest`
 `label_classes` asset: binary models are scored on `probability`, multi-class
 ones on `scores` with per-class and aggregated metrics. A spec without
 thresholds gets the trivial baseline (`trivial_baseline.py`) as its threshold.
-After TFMA, a gated metric that is NaN or inf voids the blessing, and
+TFMA runs with `extractors.custom_extractors` (batches trimmed before the
+per-example split) unless the exec properties name other extractors. After TFMA, a gated metric that is NaN or inf voids the blessing, and
 `verdict.json` records the verdict with its reasons.
 """
 
@@ -99,7 +100,8 @@ class Executor(tfx_evaluator_executor.Executor):
         properties = dict(exec_properties)
         properties[standard_component_specs.EVAL_CONFIG_KEY] = json_format.MessageToJson(eval_config)
         # TFX's hook: TFMA's extractors, each batch cut to what the metrics read before the per-example split.
-        properties.setdefault(_CUSTOM_EXTRACTORS, extractors.FUNCTION_PATH)
+        if not properties.get(_CUSTOM_EXTRACTORS):
+            properties[_CUSTOM_EXTRACTORS] = extractors.FUNCTION_PATH
         super().Do(input_dict, output_dict, properties)
 
         evaluation_uri = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])

@@ -100,7 +100,8 @@ def total_bytes(files: Sequence[str]) -> int:
 
 def count_records(files: Sequence[str]) -> int:
     """Records in the TFRecord `files` (GZIP or not), read without parsing them; remembered per file version."""
-    return _count_records(tuple((f, tf.io.gfile.stat(f).length, tf.io.gfile.stat(f).mtime_nsec) for f in files))
+    stats = [(f, tf.io.gfile.stat(f)) for f in files]
+    return _count_records(tuple((f, stat.length, stat.mtime_nsec) for f, stat in stats))
 
 
 @functools.lru_cache(maxsize=64)

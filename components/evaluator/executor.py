@@ -6,7 +6,8 @@ Before TFMA runs, it builds the EvalConfig from the spec's `EvaluationRequest`
 ones on `scores` with per-class and aggregated metrics. A spec without
 thresholds gets the trivial baseline (`trivial_baseline.py`) as its threshold.
 TFMA runs with `extractors.custom_extractors` (batches trimmed before the
-per-example split) unless the exec properties name other extractors. After TFMA, a gated metric that is NaN or inf voids the blessing, and
+per-example split) unless the exec properties name other extractors. After
+TFMA, a gated metric that is NaN or inf voids the blessing, and
 `verdict.json` records the verdict with its reasons.
 """
 

@@ -34,8 +34,8 @@ def compile(resolved: ResolvedSpec, beam_args: Sequence[str] | None = None):  # 
     """Returns the TFX pipeline object for a checked spec.
 
     Without `beam_args`, the Beam-powered components run as the local target
-    runs them: in this process for small data, on a worker process per core
-    for large data (`pipelines.targets.beam.data_size_beam_args`).
+    runs them: on one thread for small data, on a thread per core for large
+    data, the Evaluator on one (`pipelines.targets.beam.data_size_beam_args`).
     """
     from pipelines import compiler
 
@@ -122,13 +122,13 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
 
     from pipelines.runners.local import run_pipeline
     from pipelines.runners.progress import ProgressPrinter
-    from pipelines.targets.beam import data_size_beam_args, worker_processes
+    from pipelines.targets.beam import IN_PROCESS_COMPONENTS, data_size_beam_args, worker_threads
 
     beam_args = data_size_beam_args(resolved)
-    workers = worker_processes(beam_args) if resolved.spec.orchestrator.beam is None else 0  # Dask: its own line
+    threads = worker_threads(beam_args) if resolved.spec.orchestrator.beam is None else 0  # Dask: its own line
     print(
         f"Pipeline {resolved.name}: {len(resolved.data_files)} data file(s), root {resolved.root}"
-        + (f"; Beam on {workers} worker processes (large data)" if workers else ""),
+        + (f"; Beam on {threads} threads (large data; {', '.join(IN_PROCESS_COMPONENTS)} on one)" if threads else ""),
         file=stream,
         flush=True,
     )

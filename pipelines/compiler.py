@@ -312,6 +312,12 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
 
         dask_runner.check_scheduler(spec.orchestrator.beam.address)
         beam_args = dask_runner.component_beam_args(spec.orchestrator)
+    from pipelines.targets.beam import per_component_beam_args
+
+    own_args = per_component_beam_args(beam_args)
+    for component in components:
+        if component.id in own_args:
+            component.with_beam_pipeline_args(list(own_args[component.id]))
     return pipeline.Pipeline(
         pipeline_name=resolved.name,
         pipeline_root=resolved.artifact_root,

@@ -26,7 +26,7 @@ from tfx.components.evaluator import constants
 from tfx.components.evaluator import executor as tfx_evaluator_executor
 from tfx.types import artifact_utils, standard_component_specs
 
-from components.evaluator import extractors, report_plots, trivial_baseline
+from components.evaluator import extractors, fast_metrics, report_plots, trivial_baseline
 from components.evaluator.eval_config import EvaluationRequest, build_eval_config, num_classes_of
 from components.evaluator.sample import sample_eval_split
 from components.evaluator.verdict import candidate_metrics, explain, write_verdict
@@ -98,6 +98,7 @@ class Executor(tfx_evaluator_executor.Executor):
             logging.info("No thresholds declared: the candidate must beat %s", baseline)
         eval_config = build_eval_config(request, classes, baseline)
         _add_report_plots(eval_config, request, classes, labels)
+        fast_metrics.use_fast_metrics(eval_config)
         properties = dict(exec_properties)
         properties[standard_component_specs.EVAL_CONFIG_KEY] = json_format.MessageToJson(eval_config)
         # TFX's hook: TFMA's extractors, each batch cut to what the metrics read before the per-example split.

@@ -29,6 +29,7 @@ import tensorflow_model_analysis as tfma
 from tensorflow_model_analysis import constants
 from tensorflow_model_analysis.extractors import unbatch_extractor
 
+from components.evaluator.fast_metrics import FAST_CLASSES
 from components.evaluator.metrics import METRICS
 
 __all__ = ["custom_extractors", "trim_extract", "TRIM_STAGE_NAME", "FUNCTION_PATH"]
@@ -42,6 +43,7 @@ _OUTPUT_ONLY_METRICS = frozenset(
     {m.binary_class for m in METRICS.values() if m.binary_class}
     | {m.multiclass_class for m in METRICS.values() if m.multiclass_class}
     | {"ConfusionMatrixAtThresholds", "CalibrationPlot", "ExampleCount", "WeightedExampleCount"}
+    | {cls.__name__ for cls in FAST_CLASSES.values()}
 )
 
 

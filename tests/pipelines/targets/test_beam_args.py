@@ -13,11 +13,13 @@ from pipelines.spec import load_spec
 from pipelines.targets.beam import (
     FN_API_RUNNER,
     IN_PROCESS_MAX_BYTES,
-    LOCAL_WORKERS_RUNNER,
     beam_args,
     build_project_wheel,
+    direct_multiprocessing_args,
+    per_component_beam_args,
     with_project_package,
     worker_processes,
+    worker_threads,
 )
 
 
@@ -39,15 +41,16 @@ def test_small_data_runs_in_process_like_the_local_target(resolved_with):
     assert beam_args(resolved_with()) == tuple(DEFAULT_BEAM_ARGS)
 
 
-def test_large_data_gets_one_worker_process_per_core(resolved_with, tmp_path):
+def test_large_data_gets_one_worker_thread_per_core(resolved_with, tmp_path):
     resolved = resolved_with()
     big = tmp_path / "big.csv"
     with open(big, "wb") as handle:
         handle.truncate(IN_PROCESS_MAX_BYTES + 1)
     args = beam_args(dataclasses.replace(resolved, data_files=(str(big),)))
-    assert f"--runner={LOCAL_WORKERS_RUNNER}" in args  # the FnApiRunner, its workers with our Beam fixes
-    assert "--direct_running_mode=multi_processing" in args
+    assert f"--runner={FN_API_RUNNER}" in args
+    assert "--direct_running_mode=multi_threading" in args
     assert f"--direct_num_workers={len(os.sched_getaffinity(0))}" in args
+    assert worker_threads(args) == len(os.sched_getaffinity(0)) and worker_processes(args) == 0
 
 
 def _with_big_data(resolved, tmp_path):
@@ -63,10 +66,24 @@ def test_the_local_target_compiles_with_the_same_rule(resolved_with, tmp_path):
 
     small = resolved_with()
     assert api.compile(small).beam_pipeline_args == list(DEFAULT_BEAM_ARGS)
-    large = api.compile(_with_big_data(small, tmp_path)).beam_pipeline_args
-    assert "--direct_running_mode=multi_processing" in large
-    assert worker_processes(large) == len(os.sched_getaffinity(0))
-    assert worker_processes(list(DEFAULT_BEAM_ARGS)) == 0
+    compiled = api.compile(_with_big_data(small, tmp_path))
+    large = compiled.beam_pipeline_args
+    assert worker_threads(large) == len(os.sched_getaffinity(0))
+    assert worker_threads(list(DEFAULT_BEAM_ARGS)) == 0
+    # The Evaluator alone runs on one thread: its own flags come after the pipeline's, so they win.
+    for component in compiled.components:
+        if not hasattr(component.executor_spec, "beam_pipeline_args"):
+            continue
+        args = component.executor_spec.beam_pipeline_args
+        one_thread = args[-2:] == ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
+        assert one_thread is (component.id == "Evaluator"), (component.id, args)
+
+
+def test_only_worker_threads_keep_the_evaluator_on_one():
+    from pipelines.compiler import DEFAULT_BEAM_ARGS
+
+    assert per_component_beam_args(list(DEFAULT_BEAM_ARGS)) == {}
+    assert per_component_beam_args(list(direct_multiprocessing_args(workers=2))) == {}
 
 
 def test_one_usable_core_keeps_large_data_in_process(resolved_with, tmp_path, monkeypatch):

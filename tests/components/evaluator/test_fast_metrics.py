@@ -1,0 +1,205 @@
+"""TFMA's binary metrics with the per-example fast path give TFMA's own numbers (components/evaluator/fast_metrics.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow_model_analysis as tfma
+from tensorflow_model_analysis.metrics import metric_specs, metric_types, metric_util
+
+from components.evaluator import fast_metrics
+from components.evaluator.eval_config import EvaluationRequest, build_eval_config
+
+PREDICTION_KEY = "probability"
+CONFIG = tfma.EvalConfig(model_specs=[tfma.ModelSpec(label_key="big_tipper", prediction_key=PREDICTION_KEY)])
+METRICS = [
+    ("BinaryAccuracy", {"name": "binary_accuracy"}),
+    ("Precision", {"name": "precision"}),
+    ("Recall", {"name": "recall", "thresholds": [0.3, 0.7]}),
+    ("AUC", {"name": "auc"}),
+    ("ConfusionMatrixAtThresholds", {"name": "matrix", "thresholds": [0.25, 0.5]}),
+    ("CalibrationPlot", {"name": "calibration", "num_buckets": 20}),
+]
+
+
+def _inputs(label, score) -> metric_types.StandardMetricInputs:
+    return metric_types.StandardMetricInputs(
+        labels=label, predictions={PREDICTION_KEY: score, "logits": np.array([9.0])}, example_weights=None
+    )
+
+
+def _plain_examples(rows: int, seed: int = 0) -> list:
+    random = np.random.default_rng(seed)
+    labels = random.integers(0, 2, rows)
+    scores = np.clip(labels * 0.3 + random.random(rows) * 0.7, 0, 1).astype(np.float32)
+    scores[:5] = [0.0, 1.0, 0.5, 0.25, 0.7]  # on the thresholds and the histogram's edges
+    return [_inputs(np.array([label]), np.array([score])) for label, score in zip(labels, scores)]
+
+
+# Plain examples in other forms: read by the fast path, with TFMA's results.
+ODD_PLAIN_EXAMPLES = [
+    _inputs(np.array([[1]]), np.array([[0.4]], dtype=np.float32)),
+    _inputs(np.array([True]), np.array([0.8], dtype=np.float32)),
+    _inputs(np.array(0), np.array(0.65)),
+]
+# Examples only TFMA's general path reads: a fractional label, a label and a score as lists.
+UNUSUAL_EXAMPLES = [
+    _inputs(np.array([0.25]), np.array([0.6], dtype=np.float32)),
+    _inputs([1], [0.9]),
+]
+
+
+def _compute(metric: metric_types.Metric, examples: list, config=CONFIG, model_names=("",)) -> dict:
+    """What TFMA's evaluator computes for `metric` on `examples` (two accumulators merged, then the derived)."""
+    computations = metric.computations(
+        eval_config=config, model_names=list(model_names), output_names=[""], sub_keys=[None]
+    )
+    results: dict = {}
+    for computation in computations:
+        if isinstance(computation, metric_types.MetricComputation):
+            combiner = computation.combiner
+            halves = [combiner.create_accumulator(), combiner.create_accumulator()]
+            for index, example in enumerate(examples):
+                halves[index % 2] = combiner.add_input(halves[index % 2], example)
+            results.update(combiner.extract_output(combiner.merge_accumulators(halves)))
+        elif isinstance(computation, metric_types.DerivedMetricComputation):
+            results.update(computation.result(results))
+    return results
+
+
+def _instance(class_name: str, config: dict, fast: bool) -> metric_types.Metric:
+    eval_config = tfma.EvalConfig(
+        metrics_specs=[tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name=class_name, config=json.dumps(config))])]
+    )
+    if fast:
+        fast_metrics.use_fast_metrics(eval_config)
+    return metric_specs.metric_instance(eval_config.metrics_specs[0].metrics[0])
+
+
+def _public(results: dict) -> dict:
+    return {key: value for key, value in results.items() if not key.name.startswith("_")}
+
+
+@pytest.mark.parametrize("class_name, config", METRICS, ids=[name for name, _ in METRICS])
+def test_each_fast_metric_equals_tfmas_own(class_name, config):
+    examples = _plain_examples(400) + ODD_PLAIN_EXAMPLES + UNUSUAL_EXAMPLES
+    ours = _compute(_instance(class_name, config, fast=True), examples)
+    theirs = _compute(_instance(class_name, config, fast=False), examples)
+    assert _public(ours) and str(_public(ours)) == str(_public(theirs))
+    assert ours.keys() == theirs.keys()
+
+
+@pytest.mark.parametrize("class_name, config", METRICS, ids=[name for name, _ in METRICS])
+def test_plain_examples_skip_tfmas_general_path_and_unusual_ones_take_it(monkeypatch, class_name, config):
+    calls = []
+    general = metric_util.to_label_prediction_example_weight
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return general(*args, **kwargs)
+
+    metric = _instance(class_name, config, fast=True)
+    computations = metric.computations(eval_config=CONFIG, model_names=[""], output_names=[""], sub_keys=[None])
+    combiners = [c.combiner for c in computations if isinstance(c, metric_types.MetricComputation)]
+    assert combiners and all(type(c).__module__ == fast_metrics.__name__ for c in combiners)
+    monkeypatch.setattr(metric_util, "to_label_prediction_example_weight", counting)
+    for combiner in combiners:
+        if hasattr(combiner, "_extract_label_prediction_and_weight"):
+            combiner._extract_label_prediction_and_weight = counting
+        accumulator = combiner.create_accumulator()
+        for example in _plain_examples(20) + ODD_PLAIN_EXAMPLES:
+            accumulator = combiner.add_input(accumulator, example)
+        assert not calls
+        for example in UNUSUAL_EXAMPLES:
+            accumulator = combiner.add_input(accumulator, example)
+        assert len(calls) == len(UNUSUAL_EXAMPLES)
+        calls.clear()
+
+
+@pytest.mark.parametrize(
+    "inputs, zero_or_one, expected",
+    [
+        (_inputs(np.array([1]), np.array([0.75], dtype=np.float32)), True, (1.0, 0.75)),
+        (_inputs(np.array([0.0]), np.array([0.2])), True, (0.0, 0.2)),
+        (_inputs(np.array([0.5]), np.array([0.2])), True, None),  # fractional: TFMA splits it into two halves
+        (_inputs(np.array([3.5]), np.array([0.2])), False, (3.5, 0.2)),  # a regression label, not split
+        (_inputs(np.array([1]), np.array([np.nan])), True, None),  # TFMA's path reports the NaN score itself
+        (_inputs(np.array([b"yes"]), np.array([0.2])), True, None),  # a string label: TFMA's vocabulary lookup
+        (_inputs(np.array([1, 0]), np.array([0.2, 0.3])), True, None),  # several values per example
+        (metric_types.StandardMetricInputs(labels=np.array([1]), predictions={"scores": np.array([0.1])}), True, None),
+        (metric_types.StandardMetricInputs(labels=np.array([1]), predictions=np.array([0.4])), True, (1.0, 0.4)),
+    ],
+    ids=[
+        "int label",
+        "float label",
+        "fractional",
+        "regression",
+        "nan score",
+        "string",
+        "two values",
+        "no key",
+        "array",
+    ],
+)
+def test_the_plain_case_is_recognised_and_nothing_else(inputs, zero_or_one, expected):
+    pair = fast_metrics.plain_label_and_score(inputs, PREDICTION_KEY, zero_or_one=zero_or_one)
+    if expected is None:
+        assert pair is None
+    else:
+        assert pair == pytest.approx(expected)
+
+
+def test_combiners_with_sub_keys_or_weights_keep_tfmas_path():
+    metric = _instance("Precision", {"name": "precision"}, fast=True)
+    weighted = metric.computations(eval_config=CONFIG, model_names=[""], output_names=[""], example_weighted=True)
+    per_class = metric.computations(
+        eval_config=CONFIG, model_names=[""], output_names=[""], sub_keys=[metric_types.SubKey(class_id=1)]
+    )
+    for computations in (weighted, per_class):
+        combiners = [c.combiner for c in computations if isinstance(c, metric_types.MetricComputation)]
+        assert combiners and all(c._plain is None for c in combiners)
+
+
+def test_the_evaluators_config_names_the_fast_classes_and_leaves_others_alone():
+    request = EvaluationRequest(
+        label_key="big_tipper", task="classification", metrics=("binary_accuracy", "auc", "binary_crossentropy")
+    )
+    config = fast_metrics.use_fast_metrics(build_eval_config(request))
+    names = {(m.class_name, m.module) for spec in config.metrics_specs for m in spec.metrics}
+    assert names == {
+        ("FastBinaryAccuracy", fast_metrics.__name__),
+        ("FastAUC", fast_metrics.__name__),
+        ("BinaryCrossentropy", ""),
+    }
+
+
+TWO_MODELS = tfma.EvalConfig(
+    model_specs=[
+        tfma.ModelSpec(name="candidate", label_key="big_tipper", prediction_key=PREDICTION_KEY),
+        tfma.ModelSpec(name="baseline", label_key="big_tipper", prediction_key="scores", is_baseline=True),
+    ]
+)
+
+
+@pytest.mark.parametrize("labels_per_model", [False, True], ids=["one label", "a label per model"])
+@pytest.mark.parametrize("class_name, config", METRICS, ids=[name for name, _ in METRICS])
+def test_a_candidate_and_its_baseline_each_get_tfmas_numbers(class_name, config, labels_per_model):
+    examples = []
+    for example in _plain_examples(300, seed=1):
+        score = example.prediction[PREDICTION_KEY]
+        label = {"candidate": example.label, "baseline": example.label} if labels_per_model else example.label
+        predictions = {"candidate": {PREDICTION_KEY: score}, "baseline": {"scores": 1 - score}}
+        examples.append(metric_types.StandardMetricInputs(labels=label, predictions=predictions))
+    models = ("candidate", "baseline")
+    ours = _compute(_instance(class_name, config, fast=True), examples, TWO_MODELS, models)
+    theirs = _compute(_instance(class_name, config, fast=False), examples, TWO_MODELS, models)
+    assert {key.model_name for key in _public(ours)} == set(models)
+    assert str(_public(ours)) == str(_public(theirs))
+    metric = _instance(class_name, config, fast=True)
+    computations = metric.computations(eval_config=TWO_MODELS, model_names=list(models), output_names=[""])
+    plain = [c.combiner._plain for c in computations if isinstance(c, metric_types.MetricComputation)]
+    assert sorted(plain) == [("baseline", "scores"), ("candidate", PREDICTION_KEY)]
+    for model_name, prediction_key in plain:  # and each example is read by the fast path
+        assert all(fast_metrics.plain_label_and_score(e, prediction_key, True, model_name) for e in examples)

@@ -17,7 +17,10 @@ its outputs. The labels were taken from the transformed features by then.
 It does so only when every metric of the EvalConfig is one this project
 configures (`metrics.METRICS`, the report's plots, TFMA's example counts),
 none of which reads features or the input, and no metrics spec groups by a
-query key; otherwise TFMA's extractors run as they are.
+query key; otherwise TFMA's extractors run as they are. When every metric
+takes whole batches (`fast_metrics.batched_metrics`: binary metrics, one
+output, no weights, the overall slice only) the per-example split is left
+out as well.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import tensorflow_model_analysis as tfma
 from tensorflow_model_analysis import constants
 from tensorflow_model_analysis.extractors import unbatch_extractor
 
-from components.evaluator.fast_metrics import FAST_CLASSES
+from components.evaluator.fast_metrics import FAST_CLASSES, batched_metrics
 from components.evaluator.metrics import METRICS
 
 __all__ = ["custom_extractors", "trim_extract", "TRIM_STAGE_NAME", "FUNCTION_PATH"]
@@ -103,4 +106,6 @@ def custom_extractors(eval_shared_model, eval_config: tfma.EvalConfig, tensor_ad
         trim_extract, prediction_keys=_prediction_keys(eval_config), keep_features=_needs_features(eval_config)
     )
     at = stages.index(unbatch_extractor.UNBATCH_EXTRACTOR_STAGE_NAME)
-    return extractors[:at] + [tfma.extractors.Extractor(stage_name=TRIM_STAGE_NAME, ptransform=trim)] + extractors[at:]
+    # Metrics that take whole batches (fast_metrics.batched_metrics) get them: no split into examples.
+    after = extractors[at + 1 :] if batched_metrics(eval_config) else extractors[at:]
+    return extractors[:at] + [tfma.extractors.Extractor(stage_name=TRIM_STAGE_NAME, ptransform=trim)] + after

@@ -24,16 +24,26 @@ results are the same numbers (`tests/components/evaluator/test_fast_metrics.py`
 compares them with TFMA's classes).
 
 `use_fast_metrics(eval_config)` points the metrics of an EvalConfig at these
-classes; the Evaluator executor calls it before TFMA runs.
+classes; the Evaluator executor calls it before TFMA runs. When every metric
+is one of them, with one output, no example weights and the overall slice
+only, it also marks them `batched`: the Evaluator then leaves out TFMA's
+split of each batch into examples (`extractors.custom_extractors`) and the
+combiners count a batch's labels and scores with NumPy, TFMA's arithmetic per
+bucket and threshold (x100 taxi eval split, one thread: 69.4 -> 39.9 s, the
+same metrics). A batch that TFMA's path must read is split into its examples
+for it. The calibration plot's sums of scores are added in another order, so
+they equal TFMA's to rounding; every other number is the same.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Optional
 
 import numpy as np
 import tensorflow_model_analysis as tfma
+from tensorflow_model_analysis.contrib.aggregates import binary_confusion_matrices as matrix_aggregates
 from tensorflow_model_analysis.metrics import (
     binary_confusion_matrices,
     calibration_histogram,
@@ -42,6 +52,7 @@ from tensorflow_model_analysis.metrics import (
     metric_types,
     metric_util,
 )
+from tensorflow_model_analysis.utils import util as tfma_util
 
 __all__ = [
     "FAST_CLASSES",
@@ -51,7 +62,9 @@ __all__ = [
     "FastConfusionMatrixAtThresholds",
     "FastPrecision",
     "FastRecall",
+    "batched_metrics",
     "plain_label_and_score",
+    "plain_labels_and_scores",
     "use_fast_metrics",
 ]
 
@@ -107,6 +120,48 @@ def plain_label_and_score(
     return label, score
 
 
+def _by_model(element: Any, model_name: str) -> Optional[tuple[Any, Any]]:
+    prediction, label = element.prediction, element.label
+    if model_name:
+        if not isinstance(prediction, dict) or model_name not in prediction:
+            return None
+        prediction = prediction[model_name]
+        if isinstance(label, dict):
+            label = label.get(model_name)
+    return label, prediction
+
+
+def plain_labels_and_scores(
+    element: Any, prediction_key: str, zero_or_one: bool, model_name: str = ""
+) -> Optional[tuple[np.ndarray, np.ndarray]]:
+    """A batch's labels and scores as two float arrays of one value per example, or None (TFMA's path reads it).
+
+    The batch holds one numeric label and one finite score per example (shape
+    [n] or [n, 1]); TFMA flattens such arrays into the same (label, score) pairs.
+    """
+    found = _by_model(element, model_name)
+    if found is None:
+        return None
+    label, prediction = found
+    if isinstance(prediction, dict):
+        if not prediction_key or prediction_key not in prediction:
+            return None
+        prediction = prediction[prediction_key]
+    arrays = []
+    for value in (label, prediction):
+        if type(value) is not np.ndarray or value.dtype.kind not in _NUMERIC_KINDS or value.ndim not in (1, 2):
+            return None
+        if value.ndim == 2 and value.shape[1] != 1:
+            return None
+        arrays.append(value.reshape(-1).astype(np.float64))
+    labels, scores = arrays
+    if labels.size != scores.size or not (np.isfinite(labels).all() and np.isfinite(scores).all()):
+        return None
+    if zero_or_one and not ((labels == 0.0) | (labels == 1.0)).all():
+        return None
+    return labels, scores
+
+
 def _plain_combiner(combiner: Any) -> Optional[tuple[str, str]]:
     """(model name, prediction key) when the combiner's settings are the plain case (module docstring), else None."""
     key = combiner._key
@@ -118,8 +173,23 @@ def _plain_combiner(combiner: Any) -> Optional[tuple[str, str]]:
     return None if spec is None else (key.model_name, spec.prediction_key)
 
 
-class _FastBinaryConfusionMatrixCombiner(binary_confusion_matrices._BinaryConfusionMatrixCombiner):
-    """TFMA's confusion-matrix combiner; `add_input` reads a plain example directly."""
+class _FastCombiner:
+    """Shared by the fast combiners: which path reads an element, and TFMA's path for a whole batch."""
+
+    _plain: Optional[tuple[str, str]] = None
+    _batched = False
+
+    def _general(self, accumulator, element):
+        """TFMA's own `add_input`, once per example of a batch when the metrics get batches."""
+        if not self._batched:
+            return super().add_input(accumulator, element)
+        for example in tfma_util.split_extracts(element):
+            accumulator = super().add_input(accumulator, metric_types.StandardMetricInputs(example))
+        return accumulator
+
+
+class _FastBinaryConfusionMatrixCombiner(_FastCombiner, binary_confusion_matrices._BinaryConfusionMatrixCombiner):
+    """TFMA's confusion-matrix combiner; `add_input` reads a plain example (or batch) directly."""
 
     def plain_case(self) -> Optional[tuple[str, str]]:
         if self._extract_label_prediction_and_weight is not metric_util.to_label_prediction_example_weight:
@@ -127,10 +197,13 @@ class _FastBinaryConfusionMatrixCombiner(binary_confusion_matrices._BinaryConfus
         return None if self._example_id_key else _plain_combiner(self)
 
     def add_input(self, accumulator, element):
-        pair = None
-        if self._plain is not None:
-            model_name, prediction_key = self._plain
-            pair = plain_label_and_score(element, prediction_key, zero_or_one=True, model_name=model_name)
+        if self._plain is None:
+            return self._general(accumulator, element)
+        model_name, prediction_key = self._plain
+        if self._batched:
+            arrays = plain_labels_and_scores(element, prediction_key, zero_or_one=True, model_name=model_name)
+            return self._general(accumulator, element) if arrays is None else self._add_batch(accumulator, *arrays)
+        pair = plain_label_and_score(element, prediction_key, zero_or_one=True, model_name=model_name)
         if pair is None:
             return super().add_input(accumulator, element)
         label, score = pair
@@ -138,20 +211,38 @@ class _FastBinaryConfusionMatrixCombiner(binary_confusion_matrices._BinaryConfus
             accumulator=accumulator, labels=[label], predictions=[score], example_weights=[1.0], example_id=None
         )
 
+    def _add_batch(self, accumulator, labels: np.ndarray, scores: np.ndarray):
+        """What TFMA's `add_input` sums example by example (weights 1.0), counted per threshold at once."""
+        matrices = self._binary_confusion_matrices
+        for threshold in matrices._thresholds:
+            positive = labels == 1.0 if matrices._enable_fractional_labels else labels > threshold
+            predicted = scores > threshold
+            counts = matrix_aggregates.Matrix(
+                tp=float(np.count_nonzero(positive & predicted)),
+                tn=float(np.count_nonzero(~positive & ~predicted)),
+                fp=float(np.count_nonzero(~positive & predicted)),
+                fn=float(np.count_nonzero(positive & ~predicted)),
+            )
+            entry = matrix_aggregates._ThresholdEntry(counts, [], [], [], [])
+            accumulator[threshold] = matrices._merge_entry(accumulator, threshold, entry)
+        return accumulator
 
-class _FastCalibrationHistogramCombiner(calibration_histogram._CalibrationHistogramCombiner):
-    """TFMA's calibration-histogram combiner; `add_input` reads a plain example directly."""
+
+class _FastCalibrationHistogramCombiner(_FastCombiner, calibration_histogram._CalibrationHistogramCombiner):
+    """TFMA's calibration-histogram combiner; `add_input` reads a plain example (or batch) directly."""
 
     def plain_case(self) -> Optional[tuple[str, str]]:
         return _plain_combiner(self)
 
     def add_input(self, accumulator, element):
-        pair = None
-        if self._plain is not None:
-            model_name, prediction_key = self._plain
-            pair = plain_label_and_score(
-                element, prediction_key, zero_or_one=self._fractional_labels, model_name=model_name
-            )
+        if self._plain is None:
+            return self._general(accumulator, element)
+        model_name, prediction_key = self._plain
+        zero_or_one = self._fractional_labels
+        if self._batched:
+            arrays = plain_labels_and_scores(element, prediction_key, zero_or_one, model_name=model_name)
+            return self._general(accumulator, element) if arrays is None else self._add_batch(accumulator, *arrays)
+        pair = plain_label_and_score(element, prediction_key, zero_or_one, model_name=model_name)
         if pair is None:
             return super().add_input(accumulator, element)
         label, score = pair
@@ -165,6 +256,28 @@ class _FastCalibrationHistogramCombiner(calibration_histogram._CalibrationHistog
             bucket.weighted_examples += 1.0
         return accumulator
 
+    def _add_batch(self, accumulator, labels: np.ndarray, scores: np.ndarray):
+        """TFMA's buckets (`_bucket_index`, same arithmetic) filled with a batch's sums per bucket."""
+        position = (scores if self._prediction_based_bucketing else labels) - self._left
+        index = position / self._range * self._num_buckets + 1
+        last = self._num_buckets + 1
+        index = np.where(index < 0, 0, np.where(index >= last, last, np.floor(index))).astype(np.int64)
+        ids, inverse = np.unique(index, return_inverse=True)
+        label_sums = np.bincount(inverse, weights=labels)
+        score_sums = np.bincount(inverse, weights=scores)
+        counts = np.bincount(inverse)
+        for at, bucket_id in enumerate(ids.tolist()):
+            bucket = accumulator.get(bucket_id)
+            if bucket is None:
+                accumulator[bucket_id] = calibration_histogram.Bucket(
+                    bucket_id, float(label_sums[at]), float(score_sums[at]), float(counts[at])
+                )
+            else:
+                bucket.weighted_labels += float(label_sums[at])
+                bucket.weighted_predictions += float(score_sums[at])
+                bucket.weighted_examples += float(counts[at])
+        return accumulator
+
 
 _FAST_COMBINERS = {
     binary_confusion_matrices._BinaryConfusionMatrixCombiner: _FastBinaryConfusionMatrixCombiner,
@@ -172,21 +285,31 @@ _FAST_COMBINERS = {
 }
 
 
-def _with_fast_combiner(computation: Any) -> Any:
+def _with_fast_combiner(computation: Any, batched: bool) -> Any:
     fast = _FAST_COMBINERS.get(type(getattr(computation, "combiner", None)))
     if fast is None or not isinstance(computation, metric_types.MetricComputation):
         return computation
     combiner = fast.__new__(fast)
     combiner.__dict__.update(computation.combiner.__dict__)
     combiner._plain = combiner.plain_case()  # (model name, prediction key) when the settings are plain, else None
+    combiner._batched = batched
     return metric_types.MetricComputation(computation.keys, computation.preprocessors, combiner)
 
 
 class _FastCombiners:
-    """Mixin for a TFMA metric class: its computations use the fast combiners."""
+    """Mixin for a TFMA metric class: its computations use the fast combiners.
+
+    `batched=True` (a key of the metric's config, set by `use_fast_metrics`)
+    says each input is a whole batch (the Evaluator then skips TFMA's split
+    into examples, see `batched_metrics`).
+    """
+
+    def __init__(self, *args: Any, batched: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.batched = batched
 
     def computations(self, *args: Any, **kwargs: Any) -> list:
-        return [_with_fast_combiner(c) for c in super().computations(*args, **kwargs)]
+        return [_with_fast_combiner(c, self.batched) for c in super().computations(*args, **kwargs)]
 
 
 class FastBinaryAccuracy(_FastCombiners, confusion_matrix_metrics.BinaryAccuracy):
@@ -227,11 +350,57 @@ FAST_CLASSES = {
 }
 
 
+_FAST_NAMES = frozenset(cls.__name__ for cls in FAST_CLASSES.values())
+
+
+def _batches_fit(eval_config: tfma.EvalConfig) -> bool:
+    """Whether the metrics can take whole batches: every one fast, one output, unweighted, the overall slice only."""
+    if eval_config.cross_slicing_specs or any(
+        spec.feature_keys or spec.feature_values or spec.slice_keys_sql for spec in eval_config.slicing_specs
+    ):
+        return False
+    options = eval_config.options
+    if options.compute_confidence_intervals.value or options.min_slice_size.value > 1:
+        return False
+    for model in eval_config.model_specs:
+        if model.label_keys or model.prediction_keys or model.example_weight_key or model.example_weight_keys:
+            return False
+    for spec in eval_config.metrics_specs:
+        if (
+            spec.HasField("binarize")
+            or spec.HasField("aggregate")
+            or spec.query_key
+            or spec.HasField("example_weights")
+        ):
+            return False
+        if any(name for name in spec.output_names) or any(m.class_name not in _FAST_NAMES for m in spec.metrics):
+            return False
+    return any(spec.metrics for spec in eval_config.metrics_specs)
+
+
 def use_fast_metrics(eval_config: tfma.EvalConfig) -> tfma.EvalConfig:
-    """Points every TFMA metric of `eval_config` that has a fast class here at it (in place); returns the config."""
+    """Points every TFMA metric of `eval_config` that has a fast class here at it (in place); returns the config.
+
+    When every metric then is one of them, with one output, no weights and
+    the overall slice only, each also gets `"batched": true`: the metrics take
+    whole batches and the Evaluator skips TFMA's split into examples
+    (`batched_metrics`).
+    """
     for spec in eval_config.metrics_specs:
         for metric in spec.metrics:
             if metric.class_name in FAST_CLASSES and not metric.module:
                 metric.class_name = FAST_CLASSES[metric.class_name].__name__
                 metric.module = __name__
+    if _batches_fit(eval_config):
+        for spec in eval_config.metrics_specs:
+            for metric in spec.metrics:
+                metric.config = json.dumps({**json.loads(metric.config or "{}"), "batched": True})
     return eval_config
+
+
+def batched_metrics(eval_config: tfma.EvalConfig) -> bool:
+    """Whether `use_fast_metrics` set every metric of `eval_config` to take whole batches."""
+    metrics = [m for spec in eval_config.metrics_specs for m in spec.metrics]
+    return bool(metrics) and all(
+        m.module == __name__ and json.loads(m.config or "{}").get("batched") is True for m in metrics
+    )

@@ -128,3 +128,15 @@ def test_the_executor_names_the_hook_unless_one_is_given(tmp_path, monkeypatch):
 
 class _Stop(Exception):
     """Stops the executor where TFX's own `Do` would start."""
+
+
+def test_metrics_that_take_whole_batches_get_them_without_the_per_example_split(tmp_path):
+    from components.evaluator import fast_metrics
+
+    binary = EvaluationRequest(label_key="species", task="classification", metrics=("binary_accuracy", "auc"))
+    config = fast_metrics.use_fast_metrics(build_eval_config(binary))
+    assert fast_metrics.batched_metrics(config)
+    model = tfma.default_eval_shared_model(export_model(str(tmp_path / "model")), eval_config=config)
+    stages = [e.stage_name for e in extractors.custom_extractors(model, config)]
+    assert extractors.TRIM_STAGE_NAME in stages and "ExtractUnbatchedInputs" not in stages
+    assert stages[-1] == "ExtractSliceKeys"

@@ -122,13 +122,13 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
 
     from pipelines.runners.local import run_pipeline
     from pipelines.runners.progress import ProgressPrinter
-    from pipelines.targets.beam import IN_PROCESS_COMPONENTS, data_size_beam_args, worker_threads
+    from pipelines.targets.beam import ONE_THREAD_COMPONENTS, data_size_beam_args, worker_threads
 
     beam_args = data_size_beam_args(resolved)
     threads = worker_threads(beam_args) if resolved.spec.orchestrator.beam is None else 0  # Dask: its own line
     print(
         f"Pipeline {resolved.name}: {len(resolved.data_files)} data file(s), root {resolved.root}"
-        + (f"; Beam on {threads} threads (large data; {', '.join(IN_PROCESS_COMPONENTS)} on one)" if threads else ""),
+        + (f"; Beam on {threads} threads (large data; {', '.join(ONE_THREAD_COMPONENTS)} on one)" if threads else ""),
         file=stream,
         flush=True,
     )

@@ -88,6 +88,22 @@ def _one_number(value: Any) -> Optional[float]:
     return number if math.isfinite(number) else None
 
 
+def _label_and_prediction(element: Any, prediction_key: str, model_name: str) -> Optional[tuple[Any, Any]]:
+    """The label and the prediction TFMA reads for the model (by name) and prediction key, or None."""
+    prediction, label = element.prediction, element.label
+    if model_name:
+        if not isinstance(prediction, dict) or model_name not in prediction:
+            return None
+        prediction = prediction[model_name]
+        if isinstance(label, dict):
+            label = label.get(model_name)
+    if isinstance(prediction, dict):
+        if not prediction_key or prediction_key not in prediction:
+            return None
+        prediction = prediction[prediction_key]
+    return label, prediction
+
+
 def plain_label_and_score(
     element: Any, prediction_key: str, zero_or_one: bool, model_name: str = ""
 ) -> Optional[tuple[float, float]]:
@@ -99,36 +115,16 @@ def plain_label_and_score(
       zero_or_one: require the label to be exactly 0 or 1 (TFMA splits any other label into weighted halves).
       model_name: the model's name when the EvalConfig has several (a candidate and its baseline), else ''.
     """
-    prediction = element.prediction
-    label = element.label
-    if model_name:
-        if not isinstance(prediction, dict) or model_name not in prediction:
-            return None
-        prediction = prediction[model_name]
-        if isinstance(label, dict):
-            label = label.get(model_name)
-    if isinstance(prediction, dict):
-        if not prediction_key or prediction_key not in prediction:
-            return None
-        prediction = prediction[prediction_key]
-    score = _one_number(prediction)
+    found = _label_and_prediction(element, prediction_key, model_name)
+    if found is None:
+        return None
+    score = _one_number(found[1])
     if score is None:
         return None
-    label = _one_number(label)
+    label = _one_number(found[0])
     if label is None or (zero_or_one and label not in (0.0, 1.0)):
         return None
     return label, score
-
-
-def _by_model(element: Any, model_name: str) -> Optional[tuple[Any, Any]]:
-    prediction, label = element.prediction, element.label
-    if model_name:
-        if not isinstance(prediction, dict) or model_name not in prediction:
-            return None
-        prediction = prediction[model_name]
-        if isinstance(label, dict):
-            label = label.get(model_name)
-    return label, prediction
 
 
 def plain_labels_and_scores(
@@ -139,14 +135,10 @@ def plain_labels_and_scores(
     The batch holds one numeric label and one finite score per example (shape
     [n] or [n, 1]); TFMA flattens such arrays into the same (label, score) pairs.
     """
-    found = _by_model(element, model_name)
+    found = _label_and_prediction(element, prediction_key, model_name)
     if found is None:
         return None
     label, prediction = found
-    if isinstance(prediction, dict):
-        if not prediction_key or prediction_key not in prediction:
-            return None
-        prediction = prediction[prediction_key]
     arrays = []
     for value in (label, prediction):
         if type(value) is not np.ndarray or value.dtype.kind not in _NUMERIC_KINDS or value.ndim not in (1, 2):

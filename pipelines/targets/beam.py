@@ -52,7 +52,7 @@ __all__ = [
     "with_project_package",
     "build_project_wheel",
     "FN_API_RUNNER",
-    "IN_PROCESS_COMPONENTS",
+    "ONE_THREAD_COMPONENTS",
     "IN_PROCESS_MAX_BYTES",
     "LOCAL_WORKERS_RUNNER",
 ]
@@ -77,10 +77,11 @@ _DEPENDENCY_FLAGS = (
     "--requirements_file",
     "--sdk_container_image",
 )
-# Below this much input, Beam's worker threads cost more than they save.
+# Up to this much input Beam runs on one thread (chosen when the alternative was worker processes,
+# each importing TensorFlow; threads on smaller inputs are unmeasured).
 IN_PROCESS_MAX_BYTES = 64 * 2**20
 # Components whose Beam work stays on one thread when the others run on several (`per_component_beam_args`).
-IN_PROCESS_COMPONENTS = ("Evaluator",)
+ONE_THREAD_COMPONENTS = ("Evaluator",)
 _THREADS_MODE = "--direct_running_mode=multi_threading"
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -167,7 +168,7 @@ def per_component_beam_args(args: tuple[str, ...] | list[str]) -> dict[str, tupl
     if _THREADS_MODE not in args:
         return {}
     one_thread = ("--direct_running_mode=in_memory", "--direct_num_workers=1")
-    return {component: one_thread for component in IN_PROCESS_COMPONENTS}
+    return {component: one_thread for component in ONE_THREAD_COMPONENTS}
 
 
 def _runner(args: tuple[str, ...]) -> str | None:

@@ -27,7 +27,7 @@ import tensorflow_model_analysis as tfma
 
 from components.evaluator import metrics as metric_table
 
-__all__ = ["EvaluationRequest", "Baseline", "build_eval_config", "model_spec", "num_classes_of"]
+__all__ = ["EvaluationRequest", "Baseline", "build_eval_config", "model_spec", "num_classes_of", "slices_by_features"]
 
 _FLAG = "--yaml_tfx_evaluation="
 
@@ -252,3 +252,10 @@ def model_spec(request: EvaluationRequest, classes: Optional[Sequence[str]]) -> 
         # per model call, which dominates on small eval splits.
         inference_batch_size=1024,
     )
+
+
+def slices_by_features(eval_config: tfma.EvalConfig) -> bool:
+    """Whether slicing reads the raw features (a feature slice, a SQL slice or a cross slice)."""
+    if eval_config.cross_slicing_specs:
+        return True
+    return any(spec.feature_keys or spec.feature_values or spec.slice_keys_sql for spec in eval_config.slicing_specs)

@@ -32,6 +32,7 @@ import tensorflow_model_analysis as tfma
 from tensorflow_model_analysis import constants
 from tensorflow_model_analysis.extractors import unbatch_extractor
 
+from components.evaluator.eval_config import slices_by_features
 from components.evaluator.fast_metrics import FAST_CLASSES, batched_metrics
 from components.evaluator.metrics import METRICS
 
@@ -55,13 +56,6 @@ def _metrics_read_outputs_only(eval_config: tfma.EvalConfig) -> bool:
         if spec.query_key or any(metric.class_name not in _OUTPUT_ONLY_METRICS for metric in spec.metrics):
             return False
     return True
-
-
-def _needs_features(eval_config: tfma.EvalConfig) -> bool:
-    """Whether slicing reads the raw features (a feature slice, a SQL slice or a cross slice)."""
-    if eval_config.cross_slicing_specs:
-        return True
-    return any(spec.feature_keys or spec.feature_values or spec.slice_keys_sql for spec in eval_config.slicing_specs)
 
 
 def _prediction_keys(eval_config: tfma.EvalConfig) -> dict[str, str]:
@@ -103,7 +97,7 @@ def custom_extractors(eval_shared_model, eval_config: tfma.EvalConfig, tensor_ad
     if unbatch_extractor.UNBATCH_EXTRACTOR_STAGE_NAME not in stages or not _metrics_read_outputs_only(eval_config):
         return extractors  # not the layout or the metrics this was written for: TFMA's own
     trim = beam.Map(
-        trim_extract, prediction_keys=_prediction_keys(eval_config), keep_features=_needs_features(eval_config)
+        trim_extract, prediction_keys=_prediction_keys(eval_config), keep_features=slices_by_features(eval_config)
     )
     at = stages.index(unbatch_extractor.UNBATCH_EXTRACTOR_STAGE_NAME)
     # Metrics that take whole batches (fast_metrics.batched_metrics) get them: no split into examples.

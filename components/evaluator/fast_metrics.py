@@ -54,6 +54,8 @@ from tensorflow_model_analysis.metrics import (
 )
 from tensorflow_model_analysis.utils import util as tfma_util
 
+from components.evaluator.eval_config import slices_by_features
+
 __all__ = [
     "FAST_CLASSES",
     "FastAUC",
@@ -166,10 +168,25 @@ def _plain_combiner(combiner: Any) -> Optional[tuple[str, str]]:
 
 
 class _FastCombiner:
-    """Shared by the fast combiners: which path reads an element, and TFMA's path for a whole batch."""
+    """Shared by the fast combiners: which path reads an element, and TFMA's path for a whole batch.
+
+    A subclass says whether labels must be 0 or 1 (`_zero_or_one`) and adds one
+    plain example (`_add_one`) or a plain batch (`_add_batch`) as TFMA would.
+    """
 
     _plain: Optional[tuple[str, str]] = None
     _batched = False
+
+    def add_input(self, accumulator, element):
+        if self._plain is None:
+            return self._general(accumulator, element)
+        model_name, prediction_key = self._plain
+        zero_or_one = self._zero_or_one()
+        if self._batched:
+            arrays = plain_labels_and_scores(element, prediction_key, zero_or_one, model_name=model_name)
+            return self._general(accumulator, element) if arrays is None else self._add_batch(accumulator, *arrays)
+        pair = plain_label_and_score(element, prediction_key, zero_or_one, model_name=model_name)
+        return super().add_input(accumulator, element) if pair is None else self._add_one(accumulator, *pair)
 
     def _general(self, accumulator, element):
         """TFMA's own `add_input`, once per example of a batch when the metrics get batches."""
@@ -188,17 +205,10 @@ class _FastBinaryConfusionMatrixCombiner(_FastCombiner, binary_confusion_matrice
             return None
         return None if self._example_id_key else _plain_combiner(self)
 
-    def add_input(self, accumulator, element):
-        if self._plain is None:
-            return self._general(accumulator, element)
-        model_name, prediction_key = self._plain
-        if self._batched:
-            arrays = plain_labels_and_scores(element, prediction_key, zero_or_one=True, model_name=model_name)
-            return self._general(accumulator, element) if arrays is None else self._add_batch(accumulator, *arrays)
-        pair = plain_label_and_score(element, prediction_key, zero_or_one=True, model_name=model_name)
-        if pair is None:
-            return super().add_input(accumulator, element)
-        label, score = pair
+    def _zero_or_one(self) -> bool:
+        return True
+
+    def _add_one(self, accumulator, label: float, score: float):
         return self._binary_confusion_matrices.add_input(
             accumulator=accumulator, labels=[label], predictions=[score], example_weights=[1.0], example_id=None
         )
@@ -226,18 +236,10 @@ class _FastCalibrationHistogramCombiner(_FastCombiner, calibration_histogram._Ca
     def plain_case(self) -> Optional[tuple[str, str]]:
         return _plain_combiner(self)
 
-    def add_input(self, accumulator, element):
-        if self._plain is None:
-            return self._general(accumulator, element)
-        model_name, prediction_key = self._plain
-        zero_or_one = self._fractional_labels
-        if self._batched:
-            arrays = plain_labels_and_scores(element, prediction_key, zero_or_one, model_name=model_name)
-            return self._general(accumulator, element) if arrays is None else self._add_batch(accumulator, *arrays)
-        pair = plain_label_and_score(element, prediction_key, zero_or_one, model_name=model_name)
-        if pair is None:
-            return super().add_input(accumulator, element)
-        label, score = pair
+    def _zero_or_one(self) -> bool:
+        return self._fractional_labels  # TFMA splits any other label into weighted halves only then
+
+    def _add_one(self, accumulator, label: float, score: float):
         index = self._bucket_index(score if self._prediction_based_bucketing else label)
         bucket = accumulator.get(index)
         if bucket is None:
@@ -347,9 +349,7 @@ _FAST_NAMES = frozenset(cls.__name__ for cls in FAST_CLASSES.values())
 
 def _batches_fit(eval_config: tfma.EvalConfig) -> bool:
     """Whether the metrics can take whole batches: every one fast, one output, unweighted, the overall slice only."""
-    if eval_config.cross_slicing_specs or any(
-        spec.feature_keys or spec.feature_values or spec.slice_keys_sql for spec in eval_config.slicing_specs
-    ):
+    if slices_by_features(eval_config):
         return False
     options = eval_config.options
     if options.compute_confidence_intervals.value or options.min_slice_size.value > 1:

@@ -46,7 +46,6 @@ __all__ = [
     "direct_threads_args",
     "data_size_beam_args",
     "per_component_beam_args",
-    "worker_processes",
     "worker_threads",
     "usable_cores",
     "with_project_package",
@@ -121,21 +120,12 @@ def direct_threads_args(threads: int | None = None) -> tuple[str, ...]:
     )
 
 
-def _workers_in_mode(args: tuple[str, ...] | list[str], mode: str) -> int:
-    if f"--direct_running_mode={mode}" not in args:
+def worker_threads(args: tuple[str, ...] | list[str]) -> int:
+    """How many worker threads the FnApiRunner runs in this process for `args` (0: none, one or processes)."""
+    if _THREADS_MODE not in args:
         return 0
     counts = [a.split("=", 1)[1] for a in args if a.startswith("--direct_num_workers=")]
     return int(counts[-1]) if counts and counts[-1].isdigit() else 0
-
-
-def worker_processes(args: tuple[str, ...] | list[str]) -> int:
-    """How many worker processes the FnApiRunner starts for `args` (0: it runs in this process)."""
-    return _workers_in_mode(args, "multi_processing")
-
-
-def worker_threads(args: tuple[str, ...] | list[str]) -> int:
-    """How many worker threads the FnApiRunner runs in this process for `args` (0: none, one or processes)."""
-    return _workers_in_mode(args, "multi_threading")
 
 
 def data_size_beam_args(resolved: ResolvedSpec) -> tuple[str, ...]:

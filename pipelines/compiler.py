@@ -171,9 +171,7 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
         ExampleValidator,
         Pusher,
         SchemaGen,
-        StatisticsGen,
         Trainer,
-        Transform,
     )
     from tfx.components.schema_gen.import_schema_gen.component import ImportSchemaGen
     from tfx.dsl.components.base import executor_spec
@@ -186,6 +184,8 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
     from components.evaluator.component import make_evaluator
     from components.pusher.executor import Executor as AtomicPusherExecutor
     from components.resolver.baseline import LatestBlessedBaselineStrategy
+    from components.statistics_gen.component import StatisticsGen
+    from components.transform.component import Transform
 
     spec = resolved.spec
     config = transform_config(resolved)

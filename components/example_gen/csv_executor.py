@@ -34,6 +34,7 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 from tfx_bsl.coders import csv_decoder
 
+from components.common import columnar_copy
 from components.example_gen import fast_csv
 
 __all__ = ["Executor", "make_custom_config", "read_settings", "read_header"]
@@ -222,10 +223,13 @@ class Executor(tfx_csv.Executor):
         na_bytes, impute_non_finite = read_settings(exec_properties)
         na_values = sorted(v.decode("utf-8") for v in na_bytes)
         kinds = fast_csv.infer_kinds(files, column_names, na_values, impute_non_finite)
+        for artifact in output_dict[standard_component_specs.EXAMPLES_KEY]:
+            columnar_copy.remove(artifact.uri)  # a retried execution's leftovers
         counts = fast_csv.write_examples(files, column_names, kinds, na_values, impute_non_finite, splits)
         logging.info(
             "ExampleGen (in-process fast path) wrote %s.", ", ".join(f"{n}: {c} rows" for n, c in counts.items())
         )
         for artifact in output_dict[standard_component_specs.EXAMPLES_KEY]:
             examples_utils.set_payload_format(artifact, example_gen_pb2.FORMAT_TF_EXAMPLE)
+            columnar_copy.write_manifest(artifact.uri, counts)
         return None

@@ -8,7 +8,9 @@ tfx_bsl's `RecordBatchToExamplesEncoder` (C++) and zlib. Batches of 16 MB of
 CSV go to one worker process per core (`fast_csv_worker`: they import no
 TensorFlow), each batch becoming one file per split; one batch of data stays in
 this process.
-Memory stays at a few batches whatever the file size.
+Memory stays at a few batches whatever the file size. Each batch's rows also
+go, as Arrow, to the artifact's columnar copy (`components/common/columnar_copy`),
+which StatisticsGen reads instead of decoding the examples again.
 
 It writes what TFX's CsvExampleGen writes, value for value:
 - Column types follow tfx_bsl's `ColumnTypeInferrer` over the whole input: INT
@@ -44,6 +46,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 from tfx_bsl.coders import example_coder
+
+from components.common import columnar_copy
 
 __all__ = [
     "ColumnKind",
@@ -213,12 +217,17 @@ class BatchJob:
 
 
 def write_batch(job: BatchJob, batch: pa.RecordBatch, name: str) -> dict[str, int]:
-    """Shuffles, splits, encodes and writes one batch as `data_tfrecord-<name>.gz` in each split folder."""
+    """Shuffles, splits, encodes and writes one batch as `data_tfrecord-<name>.gz` in each split folder.
+
+    Each split's rows also go to the artifact's columnar copy (`components/common/columnar_copy.py`).
+    """
     batch = _prepared(batch, job.impute_non_finite)
     seed = [job.seed, *(int(part) for part in name.split("-"))]
     batch = batch.take(pa.array(np.random.default_rng(seed).permutation(batch.num_rows)))
     hashes = _row_hashes(batch)
-    examples = example_coder.RecordBatchToExamplesEncoder().encode(_feature_lists(batch, job.kinds))
+    features = _feature_lists(batch, job.kinds)
+    examples = example_coder.RecordBatchToExamplesEncoder().encode(features)
+    decoded = columnar_copy.as_decoded(features)
     names, buckets = job.splits.names, job.splits.buckets
     if buckets:
         chosen = np.searchsorted(np.asarray(buckets, np.uint64), hashes % np.uint64(buckets[-1]), side="right")
@@ -230,6 +239,7 @@ def write_batch(job: BatchJob, batch: pa.RecordBatch, name: str) -> dict[str, in
         counts[split] = len(rows)
         if len(rows):
             write_tfrecord_gzip(os.path.join(folder, f"data_tfrecord-{name}.gz"), [examples[i] for i in rows])
+            columnar_copy.write_batch(folder, f"data_tfrecord-{name}", decoded.take(pa.array(rows)))
     return counts
 
 

@@ -29,9 +29,9 @@ RUN_DIR = os.path.join(REPO, "runs", "chicago_taxi")
 SPEC = os.path.join(REPO, "pipelines", "examples", "chicago_taxi.yaml")
 
 
-def last_run_outputs() -> tuple[str, str]:
-    """(ExampleGen examples dir, Transform graph dir) of the last taxi run."""
-    path = os.path.join(RUN_DIR, "last_run.json")
+def last_run_outputs(run_dir: str = RUN_DIR) -> tuple[str, str]:
+    """(ExampleGen examples dir, Transform graph dir) of the last taxi run under `run_dir` (the spec's root)."""
+    path = os.path.join(run_dir, "last_run.json")
     if not os.path.exists(path):
         raise SystemExit(
             f"no taxi run to benchmark on. Expected {path}. Received: nothing there. "

@@ -8,7 +8,10 @@ batch_size, label_key), schema)` (tfx_bsl TFXIO). Elements are pulled in a
 `tf.function` loop, so Python does not slow either side. Epoch 1 includes
 start-up (and our in-memory cache filling); "steady" is epochs 2-5.
 
-    .venv/bin/python benchmarks/trainer_input_pipeline.py [--work-dir DIR] [--epochs 5] [--batch 256]
+    .venv/bin/python benchmarks/trainer_input_pipeline.py [--work-dir DIR] [--epochs 5] [--batch 256] [--run ROOT]
+
+`--run` takes another taxi run's root, e.g. the x100 run `benchmarks/scale.py
+--workdir W` keeps at `W/ours-x100/run`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import statistics
 import tempfile
 import time
 
-from trainer_common import last_run_outputs, materialize, print_table, tf, transform_config
+from trainer_common import RUN_DIR, last_run_outputs, materialize, print_table, tf, transform_config
 
 
 def ours(pattern: str, spec: dict, label: str, batch: int) -> tf.data.Dataset:
@@ -70,10 +73,11 @@ def main() -> None:
     parser.add_argument("--work-dir", default=None)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--run", default=RUN_DIR, help="the taxi run's root (default: the bundled spec's)")
     args = parser.parse_args()
     import tensorflow_transform as tft
 
-    examples_dir, graph_dir = last_run_outputs()
+    examples_dir, graph_dir = last_run_outputs(args.run)
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="trainer_input_bench_")
     patterns = materialize(examples_dir, graph_dir, work_dir)
     output = tft.TFTransformOutput(graph_dir)
@@ -96,7 +100,10 @@ def main() -> None:
         table.append(
             [name, f"{rates[0]:,.0f}", f"{steady:,.0f}", f"{min(rates[1:]):,.0f}", f"{steady / baseline:.1f}x"]
         )
-    print_table(["input pipeline", "epoch 1 ex/s", "steady ex/s (epochs 2-5)", "slowest steady epoch", "vs TFX"], table)
+    print_table(
+        ["input pipeline", "epoch 1 ex/s", f"steady ex/s (epochs 2-{args.epochs})", "slowest steady epoch", "vs TFX"],
+        table,
+    )
 
 
 if __name__ == "__main__":

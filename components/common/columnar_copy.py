@@ -1,4 +1,4 @@
-"""A columnar copy of ExampleGen's output, so StatisticsGen need not decode the examples again.
+"""A columnar copy of ExampleGen's output, so StatisticsGen and Transform need not decode the examples again.
 
 TFX's StatisticsGen reads each split's gzipped TFRecords back and decodes every
 tf.Example into Arrow record batches before TFDV sees them: on 1.5M taxi rows
@@ -7,7 +7,10 @@ own work on the decoded batches about 8 s. ExampleGen's fast path
 (`components/example_gen/fast_csv.py`) holds those record batches already,
 just before it encodes them, so it also writes them here, in the form tfx_bsl's
 decoder would give them back (`as_decoded`), and StatisticsGen
-(`components/statistics_gen/executor.py`) reads them when they are complete.
+(`components/statistics_gen/executor.py`) and Transform
+(`components/transform/columnar_tfxio.py`) read them when they are complete.
+At x100 (ours-only runs, 2026-11-26) StatisticsGen went from 45-53 s to 8 s and
+Transform from 36-52 s to 13 s reading the copy.
 
 Layout, inside the Examples artifact beside its `Split-<name>` folders (which
 readers glob as `Split-<name>/*`, so this folder is never read as examples):
@@ -36,6 +39,7 @@ __all__ = [
     "write_manifest",
     "remove",
     "split_files",
+    "read_schema",
     "read_batches",
 ]
 

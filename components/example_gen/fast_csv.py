@@ -10,7 +10,7 @@ TensorFlow), each batch becoming one file per split; one batch of data stays in
 this process.
 Memory stays at a few batches whatever the file size. Each batch's rows also
 go, as Arrow, to the artifact's columnar copy (`components/common/columnar_copy`),
-which StatisticsGen reads instead of decoding the examples again.
+which StatisticsGen and Transform read instead of decoding the examples again.
 
 It writes what TFX's CsvExampleGen writes, value for value:
 - Column types follow tfx_bsl's `ColumnTypeInferrer` over the whole input: INT

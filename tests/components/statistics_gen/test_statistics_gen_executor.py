@@ -1,8 +1,9 @@
 """StatisticsGen from the columnar copy gives TFX's statistics, and TFX's path runs whenever there is no copy.
 
-ExampleGen's real executor writes the taxi data (`fast_fast_taxi_examples` in
-tests/components/conftest.py: its fast path writes the columnar copy); then our executor and TFX's run on that same artifact and
-their statistics are compared feature by feature. Counts, min/max, unique
+ExampleGen's real executor writes the taxi data (`fast_taxi_examples` in
+tests/components/conftest.py: its fast path writes the columnar copy); then
+our executor and TFX's run on that same artifact and their statistics are
+compared feature by feature. Counts, min/max, unique
 values and top values are equal; means and deviations to float rounding (the
 sums run in another order); quantiles are TFDV's approximations either way.
 """

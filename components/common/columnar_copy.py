@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -42,6 +43,7 @@ __all__ = [
     "split_files",
     "read_schema",
     "read_batches",
+    "slices",
 ]
 
 FOLDER = ".columnar"
@@ -112,7 +114,7 @@ def split_files(uri: str, split: str) -> list[str] | None:
         return None
     if split not in (manifest.get("rows") or {}):
         return None
-    folder = os.path.join(uri, FOLDER, f"Split-{split}")
+    folder = split_folder(os.path.join(uri, f"Split-{split}"))
     if not os.path.isdir(folder):
         return [] if manifest["rows"][split] == 0 else None
     return sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".arrow"))
@@ -130,3 +132,12 @@ def read_batches(path: str) -> list[pa.RecordBatch]:
         reader = pa.ipc.open_file(source)
         batches = [reader.get_batch(index) for index in range(reader.num_record_batches)]
     return batches
+
+
+def slices(batch: pa.RecordBatch, rows: int | None) -> Iterator[pa.RecordBatch]:
+    """`batch` in zero-copy slices of at most `rows` rows (None: `batch` whole)."""
+    if not rows or batch.num_rows <= rows:
+        yield batch
+        return
+    for offset in range(0, batch.num_rows, rows):
+        yield batch.slice(offset, rows)

@@ -46,11 +46,7 @@ class _ReadColumnarFiles(beam.DoFn):
 
     def process(self, path: str):
         for batch in columnar_copy.read_batches(path):
-            if not self._batch_rows:
-                yield batch
-                continue
-            for offset in range(0, batch.num_rows, self._batch_rows):
-                yield batch.slice(offset, self._batch_rows)
+            yield from columnar_copy.slices(batch, self._batch_rows)
 
 
 class Executor(tfx_executor.Executor):

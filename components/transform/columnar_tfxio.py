@@ -50,10 +50,7 @@ class ColumnarExampleRecord(tf_example_record.TFExampleRecord):
 
 def _read_conformed(path: str, schema: pa.Schema, batch_size: int | None):
     for batch in columnar_copy.read_batches(path):
-        conformed = conform(batch, schema)
-        step = batch_size or conformed.num_rows or 1
-        for offset in range(0, conformed.num_rows, step):
-            yield conformed.slice(offset, step)
+        yield from columnar_copy.slices(conform(batch, schema), batch_size)
 
 
 def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

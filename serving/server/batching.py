@@ -150,15 +150,18 @@ class BatchScheduler:
                         task.future.set_exception(Unavailable("Server is shutting down"))
         self._executor.shutdown(wait=True)
 
-    async def run(
+    def run(
         self,
         servable: Servable,
         signature: Signature,
         inputs: Mapping[str, np.ndarray],
         *,
         may_run_on_loop: bool = False,
-    ) -> Outputs:
-        """Runs `signature` on `inputs` as part of a batch; returns its outputs.
+    ) -> asyncio.Future[Outputs]:
+        """Queues `signature` on `inputs` as part of a batch; call from the loop.
+
+        A plain method returning the future (`await scheduler.run(...)`): one
+        coroutine frame less to suspend and resume on every request.
 
         Args:
             servable: The servable the signature belongs to.
@@ -170,7 +173,8 @@ class BatchScheduler:
                 batch runs on the loop only when all its requests allow it.
 
         Returns:
-            Output alias to this request's rows of the batch's outputs.
+            A future of the output alias to this request's rows of the
+            batch's outputs.
 
         Raises:
             Unavailable: The queue holds max_enqueued_batches batches.
@@ -184,8 +188,7 @@ class BatchScheduler:
             size = sizes.pop() if len(sizes) == 1 else -1
             shapes = tuple((alias, value.shape[1:], value.dtype.str) for alias, value in sorted(inputs.items()))
         if size < 1 or size > self.options.max_batch_size:
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._executor, signature.run, inputs)
+            return asyncio.get_running_loop().run_in_executor(self._executor, signature.run, inputs)
         key = (id(servable), signature.name, shapes)
         queue = self._queues.get(key)
         if queue is None or queue.servable is not servable:
@@ -207,7 +210,7 @@ class BatchScheduler:
         batch.tasks.append(task)
         batch.size += size
         self._wakeup.set()
-        return await task.future
+        return task.future
 
     def _take_ready(self) -> tuple[_Queue, _Batch] | tuple[None, float | None]:
         """Pops the oldest runnable batch, or returns (None, seconds to wait)."""

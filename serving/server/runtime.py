@@ -126,11 +126,17 @@ class Runtime:
         may_run_on_loop: bool = False,
     ) -> dict:
         try:
-            if self._scheduler is not None:
-                return await self._scheduler.run(servable, signature, inputs, may_run_on_loop=may_run_on_loop)
-            return await asyncio.get_running_loop().run_in_executor(self._executor, signature.run, inputs)
+            return await self._submit(servable, signature, inputs, may_run_on_loop)
         except Exception as err:  # noqa: BLE001 - translated to a status code
             raise translate_tf_error(err) from None
+
+    def _submit(
+        self, servable: Servable, signature: Signature, inputs: Mapping[str, np.ndarray], may_run_on_loop: bool
+    ) -> asyncio.Future:
+        """Starts the signature on the batch scheduler or the inference threads; returns the future of its outputs."""
+        if self._scheduler is not None:
+            return self._scheduler.run(servable, signature, inputs, may_run_on_loop=may_run_on_loop)
+        return asyncio.get_running_loop().run_in_executor(self._executor, signature.run, inputs)
 
     async def predict(
         self,
@@ -151,7 +157,10 @@ class Runtime:
             signature = inference.predict_signature(servable, signature_name)
             inputs = check_inputs(signature, build_inputs(signature), ref.name)
             started = time.perf_counter()
-            outputs = await self.run(servable, signature, inputs, may_run_on_loop=may_run_on_loop)
+            try:  # `run` without its coroutine frame, on the path of every request
+                outputs = await self._submit(servable, signature, inputs, may_run_on_loop)
+            except Exception as err:  # noqa: BLE001 - translated to a status code
+                raise translate_tf_error(err) from None
             self.metrics.observe_runtime(ref.name, "Predict", time.perf_counter() - started)
             outputs = inference.filter_outputs(signature, outputs, output_filter or [])
             return Result(servable.version, signature.name, outputs)

@@ -2,16 +2,19 @@
 
 Signatures are generic, as in TensorFlow Serving: every SignatureDef of the
 'serve' graph is served under its own name, with the input and output aliases,
-dtypes, shapes and method name read from saved_model.pb, and the function to
-run taken from `tf.saved_model.load`, its arguments bound to the aliases by
-`binding.bind_arguments`. TF1 SavedModels run in a session by tensor name, as
-TensorFlow Serving runs them (`tf1_session`): any shape goes in, checked only
-by the ops that use it.
+dtypes, shapes and method name read from saved_model.pb. They run in a
+session by tensor name, as TensorFlow Serving runs them (`session`). TF1
+SavedModels take any shape, checked only by the ops that use it; TF2 inputs
+are checked against the SignatureDef first, as their functions would check
+them. A TF2 model with a sparse TensorInfo (no tensor name to feed), or one
+the session loader refuses, runs through `tf.saved_model.load`'s functions
+instead, their arguments bound to the aliases by `binding.bind_arguments`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -26,10 +29,11 @@ from serving.custom_ops import register_ops_for
 from serving.errors import NotFound, did_you_mean, message
 from serving.savedmodel import SERVE_TAG, read_serving_graph, servable_signature_defs, written_by_tf1
 from serving.server.binding import bind_arguments, function_keywords
-from serving.server.flat_call import flat_signature_call
-from serving.server.tf1_session import SessionSignature, load_session
+from serving.server.session import SessionSignature, dense_signatures, load_session
 
 __all__ = ["Servable", "Signature", "TensorSpec"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,10 +85,10 @@ class Signature:
             tensors or numpy arrays by output alias).
         arguments: Input alias to the function's keyword argument; None when
             they are the same.
-        feeds_any_shape: True for TF1 SavedModels (`SessionSignature`): any
-            shape goes in, as in a TF1 session, so callers must not reject a
-            shape the graph accepts. False for TF2 functions, which check
-            shapes against their input signature.
+        feeds_any_shape: True for TF1 SavedModels: any shape goes in, as in
+            a TF1 session, so callers must not reject a shape the graph
+            accepts. False for TF2 models, whose functions check shapes
+            against their input signature (callers check them first).
     """
 
     name: str
@@ -112,8 +116,8 @@ class Signature:
         for alias, value in inputs.items():
             # Numeric numpy arrays already have the signature's dtype (checked by
             # the caller) and go in as they are; strings need an explicit dtype
-            # in TF2 functions (a TF1 session takes numpy object arrays).
-            if value.dtype == object and not self.feeds_any_shape:
+            # in TF2 functions (a session takes numpy object arrays).
+            if value.dtype == object and not isinstance(self.function, SessionSignature):
                 value = tf.convert_to_tensor(value, dtype=self.inputs[alias].dtype)
             feeds[arguments[alias] if arguments else alias] = value
         return {
@@ -153,7 +157,8 @@ class Servable:
 
     @classmethod
     def load(cls, name: str, version: int, path: Path) -> Servable:
-        """Loads `path` (TF2: tf.saved_model.load; TF1: a session) and binds its SignatureDefs.
+        """Loads `path` into a session (`tf.saved_model.load` for TF2 models with
+        a sparse TensorInfo or that the session loader refuses) and binds its SignatureDefs.
 
         Args:
             name: The model name.
@@ -171,8 +176,18 @@ class Servable:
         graph = read_serving_graph(path)
         register_ops_for(graph)  # tensorflow_text's ops, only for a model that uses them (serving.custom_ops)
         defs = servable_signature_defs(graph)
-        if written_by_tf1(graph):
+        tf1 = written_by_tf1(graph)
+        loaded = None
+        if tf1:
             loaded = load_session(path)
+        elif dense_signatures(defs):
+            try:
+                loaded = load_session(path)
+            except Exception as err:  # noqa: BLE001 - TF2's own loader is the fallback, and says what is wrong
+                log.warning(
+                    "%s version %s: the session loader failed (%s); using tf.saved_model.load", name, version, err
+                )
+        if loaded is not None:
             functions = {sig_name: SessionSignature(loaded, sig_name, sig_def) for sig_name, sig_def in defs.items()}
         else:
             loaded = tf.saved_model.load(str(path), tags=[SERVE_TAG])
@@ -182,11 +197,9 @@ class Servable:
             if sig_name not in functions:
                 continue  # a SignatureDef without a function cannot be served
             function = functions[sig_name]
-            tf1 = isinstance(function, SessionSignature)
-            arguments = None if tf1 else bind_arguments(sig_name, sig_def, function_keywords(function))
+            in_session = isinstance(function, SessionSignature)
+            arguments = None if in_session else bind_arguments(sig_name, sig_def, function_keywords(function))
             inputs = {a: TensorSpec.from_tensor_info(a, i) for a, i in sig_def.inputs.items()}
-            if not tf1:
-                function = flat_signature_call(function, {arguments[a]: (s.dtype, s.shape) for a, s in inputs.items()})
             signatures[sig_name] = Signature(
                 name=sig_name,
                 method_name=sig_def.method_name,

@@ -102,9 +102,9 @@ def regress_signature(servable: Servable, signature_name: str) -> Signature:
 
 
 def filter_outputs(signature: Signature, outputs: Mapping[str, np.ndarray], wanted: list[str]) -> dict[str, np.ndarray]:
-    """Keeps the outputs named in a PredictRequest's output_filter (all if empty)."""
+    """Keeps the outputs named in a PredictRequest's output_filter (all if empty: `outputs` itself)."""
     if not wanted:
-        return dict(outputs)
+        return outputs
     unknown = [name for name in wanted if name not in signature.outputs]
     if unknown:
         raise InvalidArgument(

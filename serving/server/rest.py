@@ -177,6 +177,7 @@ class RestApi:
         self.prometheus_path = prometheus_path
         self.limits = limits or RequestLimits()
         self.memory = memory
+        self._verbs = {"predict": self._predict, "classify": self._classify, "regress": self._regress}
 
     def server(self, **handler_options: Any) -> web.Server:
         """aiohttp's low-level server over `handle`.
@@ -216,6 +217,19 @@ class RestApi:
                 raise web.HTTPMethodNotAllowed(request.method, [hdrs.METH_GET, hdrs.METH_HEAD])
             return web.Response(body=self.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE_LATEST})
         raise web.HTTPNotFound()
+
+    def _complete_body(self, request: web.BaseRequest) -> bytes | None:
+        """The body when all of it has arrived and it is within the limit (most
+        requests: one read, no coroutine); None otherwise, for `_read`."""
+        payload = request.content
+        if (
+            payload.is_eof()
+            and payload.exception() is None
+            and payload.total_bytes <= self.max_request_bytes
+            and (request.content_length is None or request.content_length <= self.max_request_bytes)
+        ):
+            return payload.read_nowait()
+        return None
 
     async def _read(self, request: web.BaseRequest) -> bytes:
         limit = self.max_request_bytes
@@ -259,10 +273,12 @@ class RestApi:
                 verb = match.group(4)  # TensorFlow Serving's `API` label: the verb as the URL spells it
                 ref = _ref(*match.groups()[:3])
                 model = ref.name
-                raw = await self._read(request)
+                raw = self._complete_body(request)
+                if raw is None:
+                    raw = await self._read(request)
                 size = len(raw)
                 body = _parse_json(raw, self.limits.max_json_depth)
-                _, payload = await getattr(self, f"_{verb.lower()}")(ref, body, b"true" in raw or b"false" in raw)
+                _, payload = await self._verbs[verb.lower()](ref, body, b"true" in raw or b"false" in raw)
             elif status_match:
                 ref = _ref(*status_match.groups()[:3])
                 model = ref.name

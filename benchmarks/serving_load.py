@@ -232,9 +232,9 @@ def prometheus_request_counts(rest_url: str, model: str = MODEL) -> dict[str, in
 
 
 class Server:
-    """`python -m serving up --embedded` in a subprocess."""
+    """`python -m serving up --embedded` in a subprocess, from the checkout at `root`."""
 
-    def __init__(self, base: Path, config_dir: Path, batching: bool) -> None:
+    def __init__(self, base: Path, config_dir: Path, batching: bool, root: Path = ROOT) -> None:
         argv = [
             sys.executable,
             "-m",
@@ -255,9 +255,9 @@ class Server:
         ]
         if batching:
             argv += ["--batching", *[f"--{k.replace('_', '-')}={v}" for k, v in BATCHING.items()]]
-        env = {**os.environ, "TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(root)}
         self.process = subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=lambda: [lines.put(line) for line in self.process.stdout], daemon=True).start()

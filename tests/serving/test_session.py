@@ -9,6 +9,7 @@ cannot load falls back to the functions.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -147,6 +148,7 @@ def test_a_model_the_session_cannot_load_falls_back_to_the_tf2_loader(saved, mon
         raise ValueError("refused for the test")
 
     monkeypatch.setattr(servable_module, "load_session", refuse)
+    caplog.set_level(logging.WARNING, logger=servable_module.__name__)  # whatever level earlier tests left on root
     signature = Servable.load(MODEL, 1, saved).signature("doubles")
     assert not isinstance(signature.function, SessionSignature)
     np.testing.assert_allclose(signature.run(FEEDS["doubles"])["sum"], [0.6, 1.0])

@@ -34,7 +34,6 @@ import dataclasses
 import logging
 import os
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
@@ -42,6 +41,7 @@ import numpy as np
 
 from serving.errors import Internal, Unavailable, message
 from serving.protos import session_bundle_config_pb2
+from serving.server.call_times import CallTimes
 from serving.server.servable import Servable, Signature
 
 __all__ = ["INLINE_RUN_SECONDS", "BatchScheduler", "BatchingOptions"]
@@ -122,8 +122,7 @@ class BatchScheduler:
     ) -> None:
         self.options = options
         self._inline_run_seconds = inline_run_seconds
-        # id(signature) -> (weak reference to it, seconds its last batch took); unmeasured: on a thread.
-        self._run_seconds: dict[int, tuple[weakref.ref, float]] = {}
+        self._call_times = CallTimes()  # each signature's last batch; unmeasured: on a thread
         self._observe = observe_batch or (lambda servable, signature, size, queued: None)
         self._executor = ThreadPoolExecutor(options.num_batch_threads, thread_name_prefix="batch")
         self._queues: dict[tuple, _Queue] = {}
@@ -325,25 +324,13 @@ class BatchScheduler:
         return sum(batch.size for queue in self._queues.values() for batch in queue.batches)
 
     def _runs_inline(self, signature: Signature, tasks: list[_Task]) -> bool:
-        measured = self._run_seconds.get(id(signature))
+        seconds = self._call_times.estimate(signature)  # batches are bounded by max_batch_size: not scaled
         return (
-            measured is not None
-            and measured[0]() is signature
-            and measured[1] < self._inline_run_seconds
-            and all(task.may_run_on_loop for task in tasks)
+            seconds is not None and seconds < self._inline_run_seconds and all(task.may_run_on_loop for task in tasks)
         )
 
     def _timed_execute(self, signature: Signature, tasks: list[_Task]) -> list[Outputs]:
-        started = time.perf_counter()
-        try:
-            return self._execute(signature, tasks)
-        finally:
-            key = id(signature)
-            known = self._run_seconds.get(key)
-            if known is None or known[0]() is not signature:
-                # Forgotten when the signature is freed (its servable unloaded), before its id can be reused.
-                known = (weakref.ref(signature, lambda _, key=key: self._run_seconds.pop(key, None)), 0.0)
-            self._run_seconds[key] = (known[0], time.perf_counter() - started)
+        return self._call_times.timed(signature, sum(t.size for t in tasks), self._execute, signature, tasks)
 
     def _execute(self, signature: Signature, tasks: list[_Task]) -> list[Outputs]:
         total = sum(t.size for t in tasks)

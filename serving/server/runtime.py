@@ -2,9 +2,9 @@
 
 Holds the request path shared by REST and gRPC: resolve the servable (and
 keep it while the request runs, so a version swap never pulls it away), pick
-and check the signature, run it through the batch scheduler or directly on
-the inference threads, and turn TensorFlow errors into TensorFlow Serving
-status codes.
+and check the signature, run it through the batch scheduler or, without
+batching, on the inference threads (or on the event loop for fast Predict
+calls), and turn TensorFlow errors into TensorFlow Serving status codes.
 """
 
 from __future__ import annotations
@@ -22,12 +22,16 @@ import tensorflow as tf
 from serving.errors import Internal, ServingError, message
 from serving.server import inference
 from serving.server.batching import BatchingOptions, BatchScheduler
+from serving.server.call_times import CallTimes
 from serving.server.manager import ModelManager
 from serving.server.metrics import ServingMetrics
 from serving.server.servable import Servable, Signature
 from serving.server.tensors import check_inputs
 
-__all__ = ["ModelRef", "Result", "Runtime", "translate_tf_error"]
+__all__ = ["INLINE_CALL_SECONDS", "ModelRef", "Result", "Runtime", "translate_tf_error"]
+
+# Without batching, a Predict call runs on the event loop when it should take less than this.
+INLINE_CALL_SECONDS = 0.001
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,12 +105,15 @@ class Runtime:
         *,
         batching: BatchingOptions | None,
         inference_threads: int,
+        inline_call_seconds: float = INLINE_CALL_SECONDS,
     ) -> None:
         self.manager = manager
         self.metrics = metrics
         self.batching = batching
         self._scheduler = BatchScheduler(batching, metrics.observe_batch) if batching else None
         self._executor = ThreadPoolExecutor(inference_threads, thread_name_prefix="inference")
+        self._call_times = CallTimes()
+        self._inline_call_seconds = inline_call_seconds
 
     def start(self) -> None:
         if self._scheduler is not None:
@@ -133,10 +140,31 @@ class Runtime:
     def _submit(
         self, servable: Servable, signature: Signature, inputs: Mapping[str, np.ndarray], may_run_on_loop: bool
     ) -> asyncio.Future:
-        """Starts the signature on the batch scheduler or the inference threads; returns the future of its outputs."""
+        """Starts the signature; returns the future of its outputs.
+
+        With batching, on the batch scheduler. Without, on an inference
+        thread; or, for a request that allows it (Predict over REST and gRPC),
+        on the event loop itself when the signature's last call, scaled up to
+        this request's number of values, took under `inline_call_seconds`
+        (`call_times`): TensorFlow Serving runs the session in the request's
+        own thread too. Requests with string inputs always take a thread:
+        their cost follows the strings' lengths, which the count of values
+        does not show.
+        """
         if self._scheduler is not None:
             return self._scheduler.run(servable, signature, inputs, may_run_on_loop=may_run_on_loop)
-        return asyncio.get_running_loop().run_in_executor(self._executor, signature.run, inputs)
+        loop = asyncio.get_running_loop()
+        values = sum(value.size for value in inputs.values())
+        if may_run_on_loop and all(value.dtype != object for value in inputs.values()):
+            seconds = self._call_times.estimate(signature, values)
+            if seconds is not None and seconds < self._inline_call_seconds:
+                future = loop.create_future()
+                try:
+                    future.set_result(self._call_times.timed(signature, values, signature.run, inputs))
+                except Exception as err:  # noqa: BLE001 - raised where the future is awaited
+                    future.set_exception(err)
+                return future
+        return loop.run_in_executor(self._executor, self._call_times.timed, signature, values, signature.run, inputs)
 
     async def predict(
         self,

@@ -259,12 +259,13 @@ class BatchScheduler:
         if not tasks:
             return
         queued = time.monotonic() - batch.created
+        rows = sum(t.size for t in tasks)
         try:
             if self._runs_inline(queue.signature, tasks):
-                results = self._timed_execute(queue.signature, tasks)
+                results = self._timed_execute(queue.signature, tasks, rows)
             else:
                 results = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, self._timed_execute, queue.signature, tasks
+                    self._executor, self._timed_execute, queue.signature, tasks, rows
                 )
         except Exception as err:  # noqa: BLE001 - every waiting request gets the error
             for task in tasks:
@@ -272,7 +273,7 @@ class BatchScheduler:
                     task.future.set_exception(err)
             return
         self._wakeup.set()
-        self._last_rows = sum(t.size for t in tasks)
+        self._last_rows = rows
         self._observe(queue.servable, queue.signature, self._last_rows, queued)
         for task, result in zip(tasks, results):
             if not task.future.done():
@@ -329,11 +330,10 @@ class BatchScheduler:
             seconds is not None and seconds < self._inline_run_seconds and all(task.may_run_on_loop for task in tasks)
         )
 
-    def _timed_execute(self, signature: Signature, tasks: list[_Task]) -> list[Outputs]:
-        return self._call_times.timed(signature, sum(t.size for t in tasks), self._execute, signature, tasks)
+    def _timed_execute(self, signature: Signature, tasks: list[_Task], total: int) -> list[Outputs]:
+        return self._call_times.timed(signature, total, self._execute, signature, tasks, total)
 
-    def _execute(self, signature: Signature, tasks: list[_Task]) -> list[Outputs]:
-        total = sum(t.size for t in tasks)
+    def _execute(self, signature: Signature, tasks: list[_Task], total: int) -> list[Outputs]:
         padded = next((s for s in self.options.allowed_batch_sizes if s >= total), total)
         merged = {}
         for alias in tasks[0].inputs:

@@ -111,17 +111,33 @@ def _request_sizes(args: argparse.Namespace, config_dir: Path) -> dict[str, int]
     return sizes
 
 
+def _holds_version_folders(path: Path) -> bool:
+    """Whether `path` has a version folder (digits, as TF Serving parses them) with a SavedModel in it."""
+    try:
+        return any(
+            entry.name.isascii() and entry.name.isdigit() and (entry / "saved_model.pb").is_file()
+            for entry in path.iterdir()
+        )
+    except OSError:  # missing, not a directory, unreadable
+        return False
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
     from serving import config as cfg
     from serving import real_server
     from serving.errors import message
 
-    model_dir = Path(args.base_path).expanduser().resolve() / args.model_name
+    base = Path(args.base_path).expanduser().resolve()
+    model_dir = base / args.model_name
+    if not model_dir.is_dir() and _holds_version_folders(base):
+        # TF Serving's --model_base_path: the folder of the versions itself.
+        print(f"note: {base} holds version folders; serving them as model {args.model_name!r}", flush=True)
+        model_dir = base
     if not model_dir.is_dir():
         return _fail(
             message(
                 f"Model directory {model_dir} does not exist",
-                expected="--base-path to hold <model-name>/<version>/saved_model.pb",
+                expected="--base-path to hold <model-name>/<version>/saved_model.pb, or <version>/saved_model.pb",
                 received=f"--base-path {args.base_path} --model-name {args.model_name}",
                 fix="Point --base-path at the directory the Pusher writes to.",
             ),
@@ -287,7 +303,12 @@ def _parser() -> argparse.ArgumentParser:
 
     up = commands.add_parser("up", help="start TensorFlow Serving (real if on PATH, else embedded)")
     up.add_argument("--model-name", required=True)
-    up.add_argument("--base-path", required=True, help="directory holding <model-name>/<version>/")
+    up.add_argument(
+        "--base-path",
+        required=True,
+        help="directory holding <model-name>/<version>/, or the <version>/ folders themselves (TF Serving's "
+        "--model_base_path)",
+    )
     up.add_argument("--rest-port", type=int, default=8501)
     up.add_argument("--grpc-port", type=int, default=8500)
     up.add_argument("--host", default="127.0.0.1")

@@ -16,6 +16,9 @@ from collections.abc import Awaitable, Callable
 import grpc
 from tensorflow_serving.apis import (
     classification_pb2,
+    get_model_metadata_pb2,
+    get_model_status_pb2,
+    inference_pb2,
     model_management_pb2,
     model_service_pb2_grpc,
     predict_pb2,
@@ -26,6 +29,7 @@ from tensorflow_serving.apis import (
 from serving.errors import Internal, ServingError
 from serving.server import responses
 from serving.server.examples import examples_from_input
+from serving.server.grpc_handlers import add_servicer
 from serving.server.limits import RequestLimits, check_tensor_protos
 from serving.server.memory import MemoryReleaser
 from serving.server.metrics import GRPC, ServingMetrics
@@ -38,6 +42,24 @@ __all__ = ["ModelServicer", "PredictionServicer", "start_grpc_server"]
 
 log = logging.getLogger(__name__)
 
+
+# Each service's methods as (request, response) classes, as the generated `add_*_to_server` register them.
+PREDICTION_SERVICE = "tensorflow.serving.PredictionService"
+PREDICTION_METHODS = {
+    "Classify": (classification_pb2.ClassificationRequest, classification_pb2.ClassificationResponse),
+    "Regress": (regression_pb2.RegressionRequest, regression_pb2.RegressionResponse),
+    "Predict": (predict_pb2.PredictRequest, predict_pb2.PredictResponse),
+    "MultiInference": (inference_pb2.MultiInferenceRequest, inference_pb2.MultiInferenceResponse),
+    "GetModelMetadata": (
+        get_model_metadata_pb2.GetModelMetadataRequest,
+        get_model_metadata_pb2.GetModelMetadataResponse,
+    ),
+}
+MODEL_SERVICE = "tensorflow.serving.ModelService"
+MODEL_METHODS = {
+    "GetModelStatus": (get_model_status_pb2.GetModelStatusRequest, get_model_status_pb2.GetModelStatusResponse),
+    "HandleReloadConfigRequest": (model_management_pb2.ReloadConfigRequest, model_management_pb2.ReloadConfigResponse),
+}
 
 # The `API` label TensorFlow Serving's PredictionServiceImpl records, by our api name.
 _COUNTED_APIS = {"predict": "Predict", "classify": "Classify", "regress": "Regress"}
@@ -234,10 +256,9 @@ async def start_grpc_server(
         ]
     )
     extras = {"limits": limits, "memory": memory, "reload_policy": reload_policy}
-    prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(
-        PredictionServicer(runtime, metrics, **extras), server
-    )
-    model_service_pb2_grpc.add_ModelServiceServicer_to_server(ModelServicer(runtime, metrics, **extras), server)
+    # As the generated add_*Servicer_to_server, but an unparsable request is INVALID_ARGUMENT, not UNKNOWN.
+    add_servicer(server, PREDICTION_SERVICE, PredictionServicer(runtime, metrics, **extras), PREDICTION_METHODS)
+    add_servicer(server, MODEL_SERVICE, ModelServicer(runtime, metrics, **extras), MODEL_METHODS)
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as err:  # grpcio raises instead of returning 0 on bind failure

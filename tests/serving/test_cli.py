@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from serving_helpers import MODEL, push
+from tfs_contract_helpers import HALF_PLUS_TWO, tfs_testdata
 
 import serving
 from serving import real_server
@@ -28,30 +29,12 @@ def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.fixture
-def up(tmp_path, model_dir, exports):
-    """`python -m serving up --embedded` over versions 1 and 2; yields (config dir, stdout lines)."""
-    push(model_dir, 2, exports[2])
-    config_dir = tmp_path / "state"
+def start_up(config_dir: Path, *flags: str) -> tuple[subprocess.Popen, list[str]]:
+    """`python -m serving up --embedded ... *flags` on free ports; returns it and its stdout lines
+    once it prints `Serving <model>:`."""
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "serving",
-            "up",
-            "--model-name",
-            MODEL,
-            "--base-path",
-            str(model_dir.parent),
-            "--embedded",
-            "--rest-port",
-            "0",
-            "--grpc-port",
-            "0",
-            "--config-dir",
-            str(config_dir),
-            "--allow-config-reload",  # `rollback` reloads over gRPC
-        ],
+        [sys.executable, "-m", "serving", "up", "--embedded", "--rest-port", "0", "--grpc-port", "0"]
+        + ["--config-dir", str(config_dir), *flags],
         cwd=ROOT,
         env=ENV,
         stdout=subprocess.PIPE,
@@ -61,15 +44,29 @@ def up(tmp_path, model_dir, exports):
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
     seen, deadline = [], time.monotonic() + 90
-    while not any(line.startswith(f"Serving {MODEL}:") for line in seen):
+    while not any(line.startswith("Serving ") for line in seen):
         assert process.poll() is None and time.monotonic() < deadline, "".join(seen)
         try:
             seen.append(lines.get(timeout=0.5))
         except queue.Empty:
             pass
-    yield config_dir, seen
+    return process, seen
+
+
+def stop_up(process: subprocess.Popen) -> None:
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 0
+
+
+@pytest.fixture
+def up(tmp_path, model_dir, exports):
+    """`python -m serving up --embedded` over versions 1 and 2; yields (config dir, stdout lines)."""
+    push(model_dir, 2, exports[2])
+    config_dir = tmp_path / "state"
+    flags = ["--model-name", MODEL, "--base-path", str(model_dir.parent)]
+    process, seen = start_up(config_dir, *flags, "--allow-config-reload")  # `rollback` reloads over gRPC
+    yield config_dir, seen
+    stop_up(process)
 
 
 def test_up_status_predict_and_rollback(up):
@@ -93,6 +90,21 @@ def test_up_status_predict_and_rollback(up):
     assert "Rolled back lin: stable 2 -> 1; version 2 unloaded" in back.stdout
     states = json.loads(run("status", MODEL, "--config-dir", str(config_dir)).stdout)["model_version_status"]
     assert {s["version"]: s["state"] for s in states} == {"2": "END", "1": "AVAILABLE"}
+
+
+def test_up_takes_a_folder_of_versions_as_tf_serving_model_base_path(tmp_path):
+    # TF Serving's own test model, as `tensorflow_model_server --model_base_path=.../saved_model_half_plus_two_cpu`.
+    base = tfs_testdata() / HALF_PLUS_TWO
+    process, stdout = start_up(tmp_path / "state", "--model-name", "half", "--base-path", str(base))
+    try:
+        assert f"note: {base} holds version folders; serving them as model 'half'\n" in stdout
+        predict = run(
+            "predict", "half", "--json", '{"instances": [1.0, 2.0, 5.0]}', "--config-dir", str(tmp_path / "state")
+        )
+        assert predict.returncode == 0, predict.stderr
+        assert json.loads(predict.stdout) == {"predictions": [2.5, 3.0, 4.5]}
+    finally:
+        stop_up(process)
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,11 @@ answered, and RSS comes back near its baseline instead of staying at the peak.""
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import time
+from http import client as http_client
 
 import grpc
 import pytest
@@ -71,3 +73,32 @@ def test_large_rest_request_leaves_memory_near_baseline(served):
         after.append(served.rss())
     assert after[0] < served.baseline + AFTER_LARGE_REQUEST, (served.baseline / MIB, [a / MIB for a in after])
     assert after[1] < after[0] + GROWTH_PER_REPEAT, [a / MIB for a in after]
+
+
+def _post_gzip(rest_url: str, body: bytes) -> tuple[int, bytes]:
+    host, port = rest_url.removeprefix("http://").rsplit(":", 1)
+    conn = http_client.HTTPConnection(host, int(port), timeout=120)
+    try:
+        conn.request("POST", f"/v1/models/{MODEL}:predict", body=body, headers={"Content-Encoding": "gzip"})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def test_gzip_bombs_are_refused_and_leave_memory_near_baseline(served):
+    # 500 MB of spaces in 0.5 MB: aiohttp decodes it in pieces up to the 16 MiB body limit. Before the
+    # fix each bomb kept ~130 MB (buffers held in a cycle through the read error's traceback) and they
+    # added up; now the second trim after the answer brings RSS back.
+    bomb = gzip.compress(b" " * 500_000_000, 9)
+    after = []
+    for _ in range(3):
+        status, body = _post_gzip(served.rest_url, bomb)
+        assert status == 413, body
+        assert b"once decoded (Content-Encoding: gzip)" in body
+        assert served.alive()
+        time.sleep(3)  # both trims: 0.2 s and 2.2 s after the answer
+        after.append(served.rss())
+    assert predict_raw(served.rest_url, [[1.0, 2.0, 3.0]])[0] == 200
+    assert after[-1] < served.baseline + AFTER_LARGE_REQUEST, (served.baseline / MIB, [a / MIB for a in after])
+    assert after[-1] < after[0] + GROWTH_PER_REPEAT, [a / MIB for a in after]

@@ -3,12 +3,14 @@ each is refused with a clear error, and the server keeps answering."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import zlib
 from http import client as http_client
 
 import grpc
@@ -97,8 +99,8 @@ def test_json_nested_100k_deep_is_400_not_500(server):
         ("GET", f"/v1/models/{MODEL}:predict", "POST"),
         ("PUT", f"/v1/models/{MODEL}/versions/1:classify", "POST"),
         ("DELETE", f"/v1/models/{MODEL}/labels/stable:regress", "POST"),
-        ("POST", f"/v1/models/{MODEL}", "GET"),
-        ("DELETE", f"/v1/models/{MODEL}/metadata", "GET"),
+        ("POST", f"/v1/models/{MODEL}", "GET, HEAD"),
+        ("DELETE", f"/v1/models/{MODEL}/metadata", "GET, HEAD"),
     ],
 )
 def test_wrong_method_is_405_with_allow(server, method, path, allow):
@@ -112,6 +114,64 @@ def test_wrong_method_is_405_with_allow(server, method, path, allow):
     assert response.status == 405
     assert response.headers["Allow"] == allow
     assert body["error"].startswith(f"Method Not Allowed: {method} {path}. Expected {allow} for this path")
+
+
+def test_head_on_a_status_path_answers_as_get_without_a_body(server):
+    conn = http_client.HTTPConnection("127.0.0.1", server.rest_port, timeout=10)
+    try:
+        conn.request("GET", f"/v1/models/{MODEL}/metadata")
+        got = conn.getresponse()
+        get_body = got.read()
+        conn.request("HEAD", f"/v1/models/{MODEL}/metadata")
+        head = conn.getresponse()
+        head_body = head.read()
+    finally:
+        conn.close()
+    assert (got.status, head.status) == (200, 200)
+    assert head_body == b""
+    assert int(head.headers["Content-Length"]) == len(get_body)
+
+
+def _post_encoded(server, body: bytes, encoding: str) -> tuple[int, dict, str | None]:
+    conn = http_client.HTTPConnection("127.0.0.1", server.rest_port, timeout=60)
+    try:
+        conn.request(
+            "POST",
+            f"/v1/models/{MODEL}:predict",
+            body=body,
+            headers={"Content-Type": "application/json", "Content-Encoding": encoding},
+        )
+        response = conn.getresponse()
+        return response.status, json.loads(response.read()), response.headers.get("Connection")
+    finally:
+        conn.close()
+
+
+def test_gzip_and_deflate_bodies_are_decoded(server):
+    body = json.dumps({"signature_name": "serving_raw", "instances": [X]}).encode()
+    for encoding, compressed in [("gzip", gzip.compress(body)), ("deflate", zlib.compress(body))]:
+        status, answer, _ = _post_encoded(server, compressed, encoding)
+        assert status == 200, (encoding, answer)
+        assert answer["predictions"][0]["logit"] == pytest.approx(logit(1, X), rel=1e-6)
+
+
+def test_body_that_does_not_decode_as_its_content_encoding_is_400_and_closed(server):
+    status, answer, connection = _post_encoded(server, b'{"instances": [[1, 2, 3]]}', "gzip")
+    assert status == 400, answer
+    assert answer["error"].startswith("Request body could not be read: ")
+    assert "Content-Encoding" in answer["error"]
+    assert connection == "close"
+    _good_rest(server)
+
+
+def test_compressed_body_that_decodes_past_the_limit_is_413(server):
+    limit = server.options.max_request_bytes
+    bomb = gzip.compress(b" " * (limit + 1_000_000), 9)
+    assert len(bomb) < limit // 100
+    status, answer, _ = _post_encoded(server, bomb, "gzip")
+    assert status == 413, answer
+    assert "once decoded (Content-Encoding: gzip)" in answer["error"]
+    _good_rest(server)
 
 
 def _raw_connection(server) -> socket.socket:

@@ -1,0 +1,90 @@
+"""gRPC method handlers that answer an unparsable request with INVALID_ARGUMENT.
+
+The generated `add_*Servicer_to_server` functions parse requests with the
+message's `FromString`; when it raises, grpcio answers UNKNOWN
+"Unexpected <class 'google.protobuf.message.DecodeError'>: ..." (TF Serving's
+C++ gRPC answers INTERNAL). Here a request that does not parse becomes an
+`Undecodable` value, and the method answers INVALID_ARGUMENT in the one
+message formula, naming the message type and the fix.
+
+Example:
+    >>> from tensorflow_serving.apis import predict_pb2
+    >>> deserialize = lenient(predict_pb2.PredictRequest)
+    >>> type(deserialize(b"\\xff\\xff")).__name__
+    'Undecodable'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping
+
+import grpc
+from google.protobuf.message import DecodeError, Message
+
+from serving.errors import message
+
+__all__ = ["Undecodable", "add_servicer", "lenient"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Undecodable:
+    """A request body that is not a serialized `type_name`."""
+
+    type_name: str
+    size: int
+    reason: str
+
+    def error_text(self) -> str:
+        return message(
+            f"Could not parse the request as {self.type_name}: {self.reason}",
+            expected=f"a serialized {self.type_name}",
+            received=f"{self.size} bytes that are not one",
+            fix="Build the request with the tensorflow-serving-api protos (or protos compiled from "
+            "tensorflow_serving/apis) and send it to the method that takes that type.",
+        )
+
+
+def lenient(message_class: type[Message]) -> Callable[[bytes], Message | Undecodable]:
+    """`message_class.FromString`, returning an `Undecodable` instead of raising."""
+    parse = message_class.FromString
+    type_name = message_class.DESCRIPTOR.full_name
+
+    def deserialize(data: bytes) -> Message | Undecodable:
+        try:
+            return parse(data)
+        except DecodeError as err:
+            return Undecodable(type_name, len(data), str(err) or type(err).__name__)
+
+    return deserialize
+
+
+def _checked(method: Callable[[Message, grpc.aio.ServicerContext], Awaitable[Message]]):
+    async def handler(request, context):
+        if request.__class__ is Undecodable:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.error_text())
+        return await method(request, context)
+
+    return handler
+
+
+def add_servicer(
+    server: grpc.aio.Server, service: str, servicer: object, methods: Mapping[str, tuple[type[Message], type[Message]]]
+) -> None:
+    """Registers `servicer`'s unary methods as the generated code does, with lenient parsing.
+
+    Args:
+        server: The gRPC server.
+        service: The full service name (`tensorflow.serving.PredictionService`).
+        servicer: Has a coroutine method per name in `methods`.
+        methods: Method name to (request class, response class).
+    """
+    handlers = {
+        name: grpc.unary_unary_rpc_method_handler(
+            _checked(getattr(servicer, name)),
+            request_deserializer=lenient(request),
+            response_serializer=response.SerializeToString,
+        )
+        for name, (request, response) in methods.items()
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))

@@ -90,14 +90,14 @@ PREDICT_PATH = "/tensorflow.serving.PredictionService/Predict"
 GRPC_CLIENTS = {"h2load": "gRPC (h2load)", "python": "gRPC (python client)"}
 
 
-def export_model(path: Path) -> None:
+def export_model(path: Path, widths: tuple[int, ...] = WIDTHS) -> None:
     import tensorflow as tf
 
     class Mlp(tf.Module):
         def __init__(self) -> None:
             super().__init__()
             rng = np.random.default_rng(0)
-            dims = [FEATURES, *WIDTHS, 1]
+            dims = [FEATURES, *widths, 1]
             self.kernels = [
                 tf.Variable(rng.normal(0, (2 / a) ** 0.5, (a, b)).astype(np.float32)) for a, b in zip(dims, dims[1:])
             ]
@@ -114,8 +114,8 @@ def export_model(path: Path) -> None:
     tf.saved_model.save(module, str(path), signatures={"serving_default": module.serve.get_concrete_function()})
 
 
-def parameters() -> int:
-    dims = [FEATURES, *WIDTHS, 1]
+def parameters(widths: tuple[int, ...] = WIDTHS) -> int:
+    dims = [FEATURES, *widths, 1]
     return sum(a * b + b for a, b in zip(dims, dims[1:]))
 
 
@@ -667,6 +667,14 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="TensorFlow intra-op threads in this process and the servers (TF_NUM_INTRAOP_THREADS); 0: TF's default",
     )
+    parser.add_argument(
+        "--widths",
+        type=int,
+        nargs="+",
+        default=list(WIDTHS),
+        help="the MLP's hidden widths; e.g. 2048 2048 1024 for a model whose compute, not the front end, "
+        "sets the cost of a request (what batching is for)",
+    )
     parser.add_argument("--rest-url", help="load a running server instead of starting the embedded one")
     parser.add_argument("--grpc-address", help="gRPC address of that running server")
     for knob, value in BATCHING.items():
@@ -678,7 +686,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.intra_op_threads > 0:  # before TensorFlow is imported here; the servers inherit it
         os.environ["TF_NUM_INTRAOP_THREADS"] = str(args.intra_op_threads)
     if args.export_model:
-        export_model(args.export_model / MODEL / "1")
+        export_model(args.export_model / MODEL / "1", tuple(args.widths))
         print(f"Wrote {args.export_model / MODEL / '1'}; serve it as model {MODEL!r}.")
         return 0
     if args.grpc_client is None:
@@ -700,7 +708,7 @@ def main(argv: list[str] | None = None) -> int:
     servers: list[tuple[str, object]] = []
     try:
         version_dir = work / "models" / MODEL / "1"
-        export_model(version_dir)
+        export_model(version_dir, tuple(args.widths))
         expected = expected_outputs(version_dir)
         results = []
         for c in args.concurrency:
@@ -737,8 +745,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
     print(
-        f"\nModel: MLP {FEATURES} features -> dense {'-'.join(map(str, WIDTHS))} -> 1, "
-        f"{parameters() / 1e6:.2f}M parameters, ~{2 * parameters() / 1e6:.2f} MFLOP per row; one row per request."
+        f"\nModel: MLP {FEATURES} features -> dense {'-'.join(map(str, args.widths))} -> 1, "
+        f"{parameters(tuple(args.widths)) / 1e6:.2f}M parameters, ~{2 * parameters(tuple(args.widths)) / 1e6:.2f} "
+        "MFLOP per row; one row per request."
     )
     print(
         f"Machine: {os.cpu_count()} CPUs shared by server and load generator; {args.duration:g} s per cell; "

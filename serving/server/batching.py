@@ -16,8 +16,9 @@ TensorFlow Serving rejects the last kind unless large-batch splitting is on.
 
 The scheduler lives on the server's event loop: queues are touched only from
 that loop. Model calls run on the batch threads, except batches of Predict
-requests (REST and gRPC) for a signature whose last batch ran in under
-`INLINE_RUN_SECONDS` (5 ms): those run on the event loop itself. For such
+requests (REST and gRPC) for a signature whose last batch, scaled up to
+this batch's rows, ran in under `INLINE_RUN_SECONDS` (5 ms): those run on
+the event loop itself. For such
 small models the hand-off to a thread and back (two wakeups, the loop, the
 batch thread and grpc.aio's poller thread trading the GIL) costs more CPU
 than the call; a slower signature goes back to the threads from its next
@@ -261,7 +262,7 @@ class BatchScheduler:
         queued = time.monotonic() - batch.created
         rows = sum(t.size for t in tasks)
         try:
-            if self._runs_inline(queue.signature, tasks):
+            if self._runs_inline(queue.signature, tasks, rows):
                 results = self._timed_execute(queue.signature, tasks, rows)
             else:
                 results = await asyncio.get_running_loop().run_in_executor(
@@ -284,7 +285,7 @@ class BatchScheduler:
         return any(
             queue.batches
             and queue.batches[0].size < self.options.max_batch_size
-            and self._runs_inline(queue.signature, queue.batches[0].tasks)
+            and self._runs_inline(queue.signature, queue.batches[0].tasks, queue.batches[0].size)
             for queue in self._queues.values()
         )
 
@@ -324,8 +325,10 @@ class BatchScheduler:
     def _waiting_rows(self) -> int:
         return sum(batch.size for queue in self._queues.values() for batch in queue.batches)
 
-    def _runs_inline(self, signature: Signature, tasks: list[_Task]) -> bool:
-        seconds = self._call_times.estimate(signature)  # batches are bounded by max_batch_size: not scaled
+    def _runs_inline(self, signature: Signature, tasks: list[_Task], rows: int) -> bool:
+        # Scaled up to this batch's rows: a model whose 3-row batch took 2 ms would
+        # otherwise run its next 30-row batch (20 ms) on the loop, holding every request.
+        seconds = self._call_times.estimate(signature, rows)
         return (
             seconds is not None and seconds < self._inline_run_seconds and all(task.may_run_on_loop for task in tasks)
         )

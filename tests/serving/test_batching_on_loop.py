@@ -20,13 +20,14 @@ OPTIONS = BatchingOptions(max_batch_size=8, batch_timeout_micros=0, num_batch_th
 class Recorder:
     """A real signature (TensorFlow eager) that records the thread and size of each batch."""
 
-    def __init__(self, seconds: float = 0.0) -> None:
+    def __init__(self, seconds: float = 0.0, seconds_per_row: float = 0.0) -> None:
         self.calls: list[tuple[str, int]] = []
         self.seconds = seconds
+        self.seconds_per_row = seconds_per_row
 
     def __call__(self, x):
-        if self.seconds:
-            time.sleep(self.seconds)
+        if self.seconds or self.seconds_per_row:
+            time.sleep(self.seconds + self.seconds_per_row * int(x.shape[0]))
         self.calls.append((threading.current_thread().name, int(x.shape[0])))
         return {"y": tf.convert_to_tensor(x) + 1}
 
@@ -46,7 +47,7 @@ def _rounds(function: Recorder, flags: list[list[bool]], delays: list[int] | Non
         servable, signature = function.servable()
 
         async def one(i: int, allowed: bool):
-            for _ in range((delays or [0] * len(flags[0]))[i]):
+            for _ in range(delays[i] if delays else 0):
                 await asyncio.sleep(0)
             x = np.full((1, 2), i, np.float32)
             return await scheduler.run(servable, signature, {"x": x}, may_run_on_loop=allowed)
@@ -88,6 +89,17 @@ def test_a_slow_signature_stays_on_the_batch_thread():
     _rounds(function, [[True] * 2] * 3, inline_run_seconds=0.005)
 
     assert [name.startswith("batch") for name, _ in function.calls] == [True, True, True]
+
+
+def test_a_large_batch_of_a_signature_fast_on_small_ones_runs_on_the_batch_thread():
+    # 2 ms a row: one-row batches run on the loop; an 8-row batch (16 ms) would hold it.
+    function = Recorder(seconds_per_row=0.002)
+
+    loop_thread, results = _rounds(function, [[True]] * 3 + [[True] * 8], inline_run_seconds=0.005)
+
+    assert function.calls[1:3] == [(loop_thread, 1), (loop_thread, 1)]
+    assert function.calls[-1] == ("batch_0", 8)
+    assert [r["y"].tolist() for r in results[-1]] == [[[i + 1.0] * 2] for i in range(8)]
 
 
 def test_requests_a_few_loop_iterations_behind_join_a_batch_on_the_loop():

@@ -20,9 +20,26 @@ from tensorflow_serving.apis import input_pb2
 
 from serving.errors import InvalidArgument, message
 
-__all__ = ["examples_from_input", "examples_from_json", "feature_dict_to_example"]
+__all__ = ["MAX_FEATURES_PER_EXAMPLE", "examples_from_input", "examples_from_json", "feature_dict_to_example"]
 
 _FIX = 'Send features as numbers, strings, {"b64": "..."} or flat lists of one kind.'
+# Far above any model's feature count. Past it one example's protobuf map costs seconds to
+# build, serialize and free, each a C call that holds the GIL, so the server answers no one
+# meanwhile (1M features in a 12 MB body: 3 s + 2 s + 1.6 s).
+MAX_FEATURES_PER_EXAMPLE = 100_000
+
+
+def _check_feature_count(count: int, where: str) -> None:
+    if count > MAX_FEATURES_PER_EXAMPLE:
+        raise InvalidArgument(
+            message(
+                f"Too many features in {where}",
+                expected=f"at most {MAX_FEATURES_PER_EXAMPLE} features per example",
+                received=f"{count} features",
+                fix="Send only the features the model reads (GET /v1/models/<name>/metadata lists its inputs); "
+                "put many values of one feature in one list.",
+            )
+        )
 
 
 def _kind_error(name: str, kind: str) -> InvalidArgument:
@@ -87,7 +104,7 @@ def _add_value(feature: feature_pb2.Feature, name: str, value: Any) -> None:
         )
 
 
-def feature_dict_to_example(features: Mapping[str, Any]) -> example_pb2.Example:
+def feature_dict_to_example(features: Mapping[str, Any], where: str = "an example") -> example_pb2.Example:
     """Converts one JSON feature dict to a tf.Example.
 
     JSON integers become int64_list, decimals float_list, strings and
@@ -102,6 +119,7 @@ def feature_dict_to_example(features: Mapping[str, Any]) -> example_pb2.Example:
                 fix='Send examples like {"x": [1.0, 2.0], "tag": "a"}.',
             )
         )
+    _check_feature_count(len(features), where)
     example = example_pb2.Example()
     for name, content in features.items():
         feature = example.features.feature[name]
@@ -137,17 +155,26 @@ def examples_from_json(body: Mapping[str, Any]) -> np.ndarray:
         )
     context = b""
     if "context" in body:
-        context = feature_dict_to_example(body["context"]).SerializeToString()
+        context = feature_dict_to_example(body["context"], "the context example").SerializeToString()
     return np.array([context + feature_dict_to_example(e).SerializeToString() for e in examples], dtype=object)
+
+
+def _check_features(examples) -> None:
+    for index, example in enumerate(examples):
+        _check_feature_count(len(example.features.feature), f"example {index}")
 
 
 def examples_from_input(request_input: input_pb2.Input) -> np.ndarray:
     """Reads the examples of a gRPC ClassificationRequest/RegressionRequest."""
     kind = request_input.WhichOneof("kind")
     if kind == "example_list":
-        serialized = [e.SerializeToString() for e in request_input.example_list.examples]
+        examples = request_input.example_list.examples
+        _check_features(examples)
+        serialized = [e.SerializeToString() for e in examples]
     elif kind == "example_list_with_context":
         with_context = request_input.example_list_with_context
+        _check_feature_count(len(with_context.context.features.feature), "the context example")
+        _check_features(with_context.examples)
         context = with_context.context.SerializeToString()
         serialized = [context + e.SerializeToString() for e in with_context.examples]
     else:

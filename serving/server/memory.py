@@ -12,14 +12,16 @@ event loop.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
+import gc
 import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["DEFAULT_TRIM_THRESHOLD_BYTES", "MemoryReleaser", "malloc_trim"]
+__all__ = ["DEFAULT_TRIM_THRESHOLD_BYTES", "MemoryReleaser", "gc_paused", "malloc_trim"]
 
 log = logging.getLogger(__name__)
 DEFAULT_TRIM_THRESHOLD_BYTES = 1024 * 1024
@@ -46,6 +48,28 @@ def malloc_trim() -> bool:
         return False
     _TRIM(0)
     return True
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pauses Python's cyclic garbage collector while a large request's values are built.
+
+    Parsing a 10 MB JSON body of 500k examples creates ~1M lists and dicts;
+    each 700 container allocations start a collection, and the older
+    generations' collections walk every tracked object (TensorFlow alone has
+    ~420k). orjson took 1.86 s on that body with the collector on, 0.21 s
+    paused, all of it holding the GIL. Such values are trees (no cycles),
+    so pausing frees nothing late. Process-wide: another thread's section
+    may end the pause early, which costs only speed.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 class MemoryReleaser:

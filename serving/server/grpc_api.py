@@ -31,11 +31,11 @@ from serving.server import responses
 from serving.server.examples import examples_from_input
 from serving.server.grpc_handlers import add_servicer
 from serving.server.limits import RequestLimits, check_tensor_protos
-from serving.server.memory import MemoryReleaser
+from serving.server.memory import MemoryReleaser, call_gc_paused
 from serving.server.metrics import GRPC, ServingMetrics
 from serving.server.multi_inference import multi_inference
 from serving.server.reload_policy import ReloadPolicy
-from serving.server.runtime import ModelRef, Runtime
+from serving.server.runtime import LARGE_RESULT_EXAMPLES, ModelRef, Result, Runtime
 from serving.server.tensors import array_to_proto, proto_inputs
 
 __all__ = ["ModelServicer", "PredictionServicer", "start_grpc_server"]
@@ -71,6 +71,46 @@ def _ref(model_spec) -> ModelRef:
     return ModelRef(
         model_spec.name, model_spec.version.value if has_version else None, model_spec.version_label or None
     )
+
+
+def _example_count(request_input) -> int:
+    kind = request_input.WhichOneof("kind")
+    if kind == "example_list":
+        return len(request_input.example_list.examples)
+    if kind == "example_list_with_context":
+        return len(request_input.example_list_with_context.examples)
+    return 0
+
+
+async def _off_loop_if(large: bool, function, *args):
+    """`function(*args)`; for a request with many examples on a thread, the collector paused:
+    serializing the examples and building the results are a Python loop per example, which
+    on the event loop would hold every other request (as `rest.RestApi._off_loop_if_large`)."""
+    if not large:
+        return function(*args)
+    return await asyncio.get_running_loop().run_in_executor(None, call_gc_paused, function, *args)
+
+
+def _classification_response(ref: ModelRef, result: Result) -> classification_pb2.ClassificationResponse:
+    response = classification_pb2.ClassificationResponse()
+    response.model_spec.name = ref.name
+    response.model_spec.version.value = result.version
+    response.model_spec.signature_name = result.signature_name
+    for row in result.outputs["results"]:
+        classifications = response.result.classifications.add()
+        for label, score in row:
+            classifications.classes.add(label=label, score=score)
+    return response
+
+
+def _regression_response(ref: ModelRef, result: Result) -> regression_pb2.RegressionResponse:
+    response = regression_pb2.RegressionResponse()
+    response.model_spec.name = ref.name
+    response.model_spec.version.value = result.version
+    response.model_spec.signature_name = result.signature_name
+    for value in result.outputs["results"]:
+        response.result.regressions.add(value=value)
+    return response
 
 
 class _Servicer:
@@ -153,34 +193,20 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
     async def Classify(self, request, context):  # noqa: N802
         async def call():
             ref = _ref(request.model_spec)
-            result = await self.runtime.classify(
-                ref, request.model_spec.signature_name, examples_from_input(request.input)
-            )
-            response = classification_pb2.ClassificationResponse()
-            response.model_spec.name = ref.name
-            response.model_spec.version.value = result.version
-            response.model_spec.signature_name = result.signature_name
-            for row in result.outputs["results"]:
-                classifications = response.result.classifications.add()
-                for label, score in row:
-                    classifications.classes.add(label=label, score=score)
-            return result.version, response
+            large = _example_count(request.input) >= LARGE_RESULT_EXAMPLES
+            examples = await _off_loop_if(large, examples_from_input, request.input)
+            result = await self.runtime.classify(ref, request.model_spec.signature_name, examples)
+            return result.version, await _off_loop_if(large, _classification_response, ref, result)
 
         return await self._serve("classify", context, request.model_spec.name, call)
 
     async def Regress(self, request, context):  # noqa: N802
         async def call():
             ref = _ref(request.model_spec)
-            result = await self.runtime.regress(
-                ref, request.model_spec.signature_name, examples_from_input(request.input)
-            )
-            response = regression_pb2.RegressionResponse()
-            response.model_spec.name = ref.name
-            response.model_spec.version.value = result.version
-            response.model_spec.signature_name = result.signature_name
-            for value in result.outputs["results"]:
-                response.result.regressions.add(value=value)
-            return result.version, response
+            large = _example_count(request.input) >= LARGE_RESULT_EXAMPLES
+            examples = await _off_loop_if(large, examples_from_input, request.input)
+            result = await self.runtime.regress(ref, request.model_spec.signature_name, examples)
+            return result.version, await _off_loop_if(large, _regression_response, ref, result)
 
         return await self._serve("regress", context, request.model_spec.name, call)
 

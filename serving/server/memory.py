@@ -19,12 +19,15 @@ import gc
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
-__all__ = ["DEFAULT_TRIM_THRESHOLD_BYTES", "MemoryReleaser", "gc_paused", "malloc_trim"]
+__all__ = ["DEFAULT_TRIM_THRESHOLD_BYTES", "MemoryReleaser", "call_gc_paused", "gc_paused", "malloc_trim"]
 
 log = logging.getLogger(__name__)
 DEFAULT_TRIM_THRESHOLD_BYTES = 1024 * 1024
+T = TypeVar("T")
 
 
 def _load_trim():
@@ -70,6 +73,12 @@ def gc_paused():
         yield
     finally:
         gc.enable()
+
+
+def call_gc_paused(function: Callable[..., T], *args) -> T:
+    """`function(*args)` inside `gc_paused()` (for `run_in_executor`)."""
+    with gc_paused():
+        return function(*args)
 
 
 class MemoryReleaser:

@@ -40,7 +40,7 @@ from serving.errors import (
 from serving.server import json_codec, responses
 from serving.server.examples import examples_from_json
 from serving.server.limits import RequestLimits, check_json_depth
-from serving.server.memory import MemoryReleaser, gc_paused
+from serving.server.memory import MemoryReleaser, call_gc_paused, gc_paused
 from serving.server.metrics import CONTENT_TYPE_LATEST, REST, ServingMetrics
 from serving.server.runtime import ModelRef, Runtime
 from serving.server.tensors import json_inputs
@@ -157,11 +157,6 @@ def _drop_frames(err: BaseException) -> None:
     that only a full garbage collection would free: 130 MB stayed after one
     gzip bomb until then."""
     err.__traceback__ = None
-
-
-def _gc_paused_call(function, *args):
-    with gc_paused():
-        return function(*args)
 
 
 def _classify_body(results: list[list[tuple[str, float]]]) -> bytes:
@@ -418,7 +413,7 @@ class RestApi:
         switch."""
         if len(raw) < _LARGE_BODY_BYTES:
             return function(*args)
-        return await asyncio.get_running_loop().run_in_executor(None, _gc_paused_call, function, *args)
+        return await asyncio.get_running_loop().run_in_executor(None, call_gc_paused, function, *args)
 
     async def _classify(self, ref: ModelRef, body: dict[str, Any], raw: bytes) -> tuple[int, bytes]:
         examples = await self._off_loop_if_large(raw, examples_from_json, body)

@@ -24,6 +24,7 @@ from serving.server import inference
 from serving.server.batching import BatchingOptions, BatchScheduler
 from serving.server.call_times import CallTimes
 from serving.server.manager import ModelManager
+from serving.server.memory import call_gc_paused
 from serving.server.metrics import ServingMetrics
 from serving.server.servable import Servable, Signature
 from serving.server.tensors import check_inputs
@@ -214,7 +215,7 @@ class Runtime:
                 results = inference.classification_results(outputs, len(examples))
             else:  # a Python loop per example: off the loop
                 results = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, inference.classification_results, outputs, len(examples)
+                    self._executor, call_gc_paused, inference.classification_results, outputs, len(examples)
                 )
             return Result(servable.version, signature.name, {"results": results})
 

@@ -31,7 +31,7 @@ from serving.server import responses
 from serving.server.examples import examples_from_input
 from serving.server.grpc_handlers import add_servicer
 from serving.server.limits import RequestLimits, check_tensor_protos
-from serving.server.memory import MemoryReleaser, call_gc_paused
+from serving.server.memory import MemoryReleaser, off_loop_if_large
 from serving.server.metrics import GRPC, ServingMetrics
 from serving.server.multi_inference import multi_inference
 from serving.server.reload_policy import ReloadPolicy
@@ -80,15 +80,6 @@ def _example_count(request_input) -> int:
     if kind == "example_list_with_context":
         return len(request_input.example_list_with_context.examples)
     return 0
-
-
-async def _off_loop_if(large: bool, function, *args):
-    """`function(*args)`; for a request with many examples on a thread, the collector paused:
-    serializing the examples and building the results are a Python loop per example, which
-    on the event loop would hold every other request (as `rest.RestApi._off_loop_if_large`)."""
-    if not large:
-        return function(*args)
-    return await asyncio.get_running_loop().run_in_executor(None, call_gc_paused, function, *args)
 
 
 def _classification_response(ref: ModelRef, result: Result) -> classification_pb2.ClassificationResponse:
@@ -194,9 +185,9 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
         async def call():
             ref = _ref(request.model_spec)
             large = _example_count(request.input) >= LARGE_RESULT_EXAMPLES
-            examples = await _off_loop_if(large, examples_from_input, request.input)
+            examples = await off_loop_if_large(large, examples_from_input, request.input)
             result = await self.runtime.classify(ref, request.model_spec.signature_name, examples)
-            return result.version, await _off_loop_if(large, _classification_response, ref, result)
+            return result.version, await off_loop_if_large(large, _classification_response, ref, result)
 
         return await self._serve("classify", context, request.model_spec.name, call)
 
@@ -204,9 +195,9 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
         async def call():
             ref = _ref(request.model_spec)
             large = _example_count(request.input) >= LARGE_RESULT_EXAMPLES
-            examples = await _off_loop_if(large, examples_from_input, request.input)
+            examples = await off_loop_if_large(large, examples_from_input, request.input)
             result = await self.runtime.regress(ref, request.model_spec.signature_name, examples)
-            return result.version, await _off_loop_if(large, _regression_response, ref, result)
+            return result.version, await off_loop_if_large(large, _regression_response, ref, result)
 
         return await self._serve("regress", context, request.model_spec.name, call)
 

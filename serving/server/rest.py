@@ -40,7 +40,7 @@ from serving.errors import (
 from serving.server import json_codec, responses
 from serving.server.examples import examples_from_json
 from serving.server.limits import RequestLimits, check_json_depth
-from serving.server.memory import MemoryReleaser, call_gc_paused, gc_paused
+from serving.server.memory import MemoryReleaser, gc_paused, off_loop_if_large
 from serving.server.metrics import CONTENT_TYPE_LATEST, REST, ServingMetrics
 from serving.server.runtime import ModelRef, Runtime
 from serving.server.tensors import json_inputs
@@ -157,6 +157,12 @@ def _drop_frames(err: BaseException) -> None:
     that only a full garbage collection would free: 130 MB stayed after one
     gzip bomb until then."""
     err.__traceback__ = None
+
+
+def _parser_reason(err: web.RequestPayloadError) -> str:
+    """The parser's own words ("Can not decode content-encoding: gzip"), without aiohttp's "400, message:"."""
+    cause = err.__cause__
+    return getattr(cause, "message", None) or str(cause or err)
 
 
 def _classify_body(results: list[list[tuple[str, float]]]) -> bytes:
@@ -298,7 +304,7 @@ class RestApi:
             _drop_frames(err)
             raise UnreadableBody(
                 message(
-                    f"Request body could not be read: {err.__cause__ or err}",
+                    f"Request body could not be read: {_parser_reason(err)}",
                     expected="a body in the framing and Content-Encoding its headers declare "
                     "(identity, gzip or deflate)",
                     received=f"{request.content.total_bytes} bytes decoded before the error",
@@ -406,22 +412,14 @@ class RestApi:
         result = await self.runtime.predict(ref, _signature_name(body), build, may_run_on_loop=True)
         return result.version, json_codec.predict_body(result.outputs, formats[0])
 
-    async def _off_loop_if_large(self, raw: bytes, function, *args):
-        """`function(*args)`, on a thread for a large body. Building tf.Examples and
-        per-example results is Python work (~6 us an example: 700k examples in 7 MB
-        held every other request for 4 s); on a thread the loop gets in at each GIL
-        switch."""
-        if len(raw) < _LARGE_BODY_BYTES:
-            return function(*args)
-        return await asyncio.get_running_loop().run_in_executor(None, call_gc_paused, function, *args)
-
     async def _classify(self, ref: ModelRef, body: dict[str, Any], raw: bytes) -> tuple[int, bytes]:
-        examples = await self._off_loop_if_large(raw, examples_from_json, body)
+        large = len(raw) >= _LARGE_BODY_BYTES
+        examples = await off_loop_if_large(large, examples_from_json, body)
         result = await self.runtime.classify(ref, _signature_name(body), examples)
-        return result.version, await self._off_loop_if_large(raw, _classify_body, result.outputs["results"])
+        return result.version, await off_loop_if_large(large, _classify_body, result.outputs["results"])
 
     async def _regress(self, ref: ModelRef, body: dict[str, Any], raw: bytes) -> tuple[int, bytes]:
-        examples = await self._off_loop_if_large(raw, examples_from_json, body)
+        examples = await off_loop_if_large(len(raw) >= _LARGE_BODY_BYTES, examples_from_json, body)
         result = await self.runtime.regress(ref, _signature_name(body), examples)
         return result.version, json_codec.dumps({"results": result.outputs["results"]})
 

@@ -82,11 +82,16 @@ def _example_count(request_input) -> int:
     return 0
 
 
-def _classification_response(ref: ModelRef, result: Result) -> classification_pb2.ClassificationResponse:
-    response = classification_pb2.ClassificationResponse()
+def _set_model_spec(response, ref: ModelRef, result: Result) -> None:
+    """The model spec a response names: the model asked for, the version and signature that ran."""
     response.model_spec.name = ref.name
     response.model_spec.version.value = result.version
     response.model_spec.signature_name = result.signature_name
+
+
+def _classification_response(ref: ModelRef, result: Result) -> classification_pb2.ClassificationResponse:
+    response = classification_pb2.ClassificationResponse()
+    _set_model_spec(response, ref, result)
     for row in result.outputs["results"]:
         classifications = response.result.classifications.add()
         for label, score in row:
@@ -96,9 +101,7 @@ def _classification_response(ref: ModelRef, result: Result) -> classification_pb
 
 def _regression_response(ref: ModelRef, result: Result) -> regression_pb2.RegressionResponse:
     response = regression_pb2.RegressionResponse()
-    response.model_spec.name = ref.name
-    response.model_spec.version.value = result.version
-    response.model_spec.signature_name = result.signature_name
+    _set_model_spec(response, ref, result)
     for value in result.outputs["results"]:
         response.result.regressions.add(value=value)
     return response
@@ -172,9 +175,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
                 if self.memory is not None:
                     self.memory.after(declared)  # trims 0.2 s later, once the answer is out
             response = predict_pb2.PredictResponse()
-            response.model_spec.name = ref.name
-            response.model_spec.version.value = result.version
-            response.model_spec.signature_name = result.signature_name
+            _set_model_spec(response, ref, result)
             for alias, value in result.outputs.items():
                 array_to_proto(value, response.outputs[alias])
             return result.version, response

@@ -112,11 +112,14 @@ def _request_sizes(args: argparse.Namespace, config_dir: Path) -> dict[str, int]
     return sizes
 
 
+_SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
+
+
 def _holds_version_folders(path: Path) -> bool:
     """Whether `path` has a version folder (digits, as TF Serving parses them) with a SavedModel in it."""
     try:
         return any(
-            entry.name.isascii() and entry.name.isdigit() and (entry / "saved_model.pb").is_file()
+            entry.name.isascii() and entry.name.isdigit() and any((entry / f).is_file() for f in _SAVED_MODEL_FILES)
             for entry in path.iterdir()
         )
     except OSError:  # missing, not a directory, unreadable

@@ -7,6 +7,7 @@ import socket
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from aiohttp import web
 
 from benchmarks import grpc_h2load, serving_load
@@ -145,3 +146,13 @@ def test_h2load_calls_the_server_answers_with_an_error_fail_the_run(served):
             warmup=0.1,
             counts=lambda: serving_load.prometheus_request_counts(server.rest_url, "no_such_model"),
         )
+
+
+def test_widths_set_the_exported_models_layers(tmp_path):
+    serving_load.export_model(tmp_path / "1", widths=(8, 4))
+    loaded = tf.saved_model.load(str(tmp_path / "1"))
+    kernels = [tuple(k.shape) for k in loaded.kernels]
+    assert sorted(kernels) == sorted([(serving_load.FEATURES, 8), (8, 4), (4, 1)])
+    assert serving_load.parameters((8, 4)) == serving_load.FEATURES * 8 + 8 + 8 * 4 + 4 + 4 * 1 + 1
+    answer = loaded.signatures["serving_default"](x=tf.constant(serving_load.rows(2)))["probability"]
+    assert answer.shape == (2, 1)

@@ -112,17 +112,13 @@ def _request_sizes(args: argparse.Namespace, config_dir: Path) -> dict[str, int]
     return sizes
 
 
-_SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
-
-
 def _holds_version_folders(path: Path) -> bool:
-    """Whether `path` has a version folder (digits, as TF Serving parses them) with a SavedModel in it."""
+    """Whether `path` has a version folder, by the rule the server itself loads versions with."""
+    from serving.server.manager import versions_on_disk
+
     try:
-        return any(
-            entry.name.isascii() and entry.name.isdigit() and any((entry / f).is_file() for f in _SAVED_MODEL_FILES)
-            for entry in path.iterdir()
-        )
-    except OSError:  # missing, not a directory, unreadable
+        return bool(versions_on_disk(str(path)))
+    except OSError:  # unreadable
         return False
 
 

@@ -44,7 +44,7 @@ from serving.errors import (
 from serving.protos import model_server_config_pb2
 from serving.server.servable import Servable
 
-__all__ = ["ModelManager", "State", "VersionStatus"]
+__all__ = ["ModelManager", "State", "VersionStatus", "versions_on_disk"]
 
 log = logging.getLogger(__name__)
 State = get_model_status_pb2.ModelVersionStatus.State
@@ -78,7 +78,7 @@ class _Model:
 _MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt", "export.meta")
 
 
-def _versions_on_disk(base_path: str) -> dict[int, Path]:
+def versions_on_disk(base_path: str) -> dict[int, Path]:
     """Version number to its directory, as TensorFlow Serving parses them.
 
     Names are parsed as integers (`00000123` is version 123). Of two
@@ -326,7 +326,7 @@ class ModelManager:
     def _sync_model(self, model: _Model) -> None:
         with self._lock:
             config = model.config
-        on_disk = _versions_on_disk(config.base_path)
+        on_disk = versions_on_disk(config.base_path)
         aspired = _aspired(config, list(on_disk))
         for version in aspired:
             with self._lock:
@@ -336,7 +336,7 @@ class ModelManager:
         with self._lock:
             if model is not self._models.get(config.name):
                 return  # removed or replaced by a reload meanwhile
-            aspired_now = set(_aspired(model.config, list(_versions_on_disk(model.config.base_path))))
+            aspired_now = set(_aspired(model.config, list(versions_on_disk(model.config.base_path))))
             stale = [v for v in model.servables if v not in aspired_now]
             keep_old = bool(aspired_now) and not any(v in model.servables for v in aspired_now)
         if stale and not keep_old:

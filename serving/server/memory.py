@@ -27,7 +27,6 @@ from typing import TypeVar
 __all__ = [
     "DEFAULT_TRIM_THRESHOLD_BYTES",
     "MemoryReleaser",
-    "call_gc_paused",
     "gc_paused",
     "malloc_trim",
     "off_loop_if_large",
@@ -83,7 +82,7 @@ def gc_paused():
         gc.enable()
 
 
-def call_gc_paused(function: Callable[..., T], *args) -> T:
+def _call_gc_paused(function: Callable[..., T], *args) -> T:
     """`function(*args)` inside `gc_paused()` (for `run_in_executor`)."""
     with gc_paused():
         return function(*args)
@@ -99,7 +98,7 @@ async def off_loop_if_large(large: bool, function: Callable[..., T], *args) -> T
     """
     if not large:
         return function(*args)
-    return await asyncio.get_running_loop().run_in_executor(None, call_gc_paused, function, *args)
+    return await asyncio.get_running_loop().run_in_executor(None, _call_gc_paused, function, *args)
 
 
 class MemoryReleaser:

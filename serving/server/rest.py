@@ -17,6 +17,7 @@ the JSON depth limit is refused before it is parsed (400).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -89,11 +90,8 @@ def _parse_json(raw: bytes, max_depth: int) -> dict[str, Any]:
             )
         )
     try:
-        if len(raw) < _LARGE_BODY_BYTES:
+        with gc_paused() if len(raw) >= _LARGE_BODY_BYTES else contextlib.nullcontext():
             body = check_json_depth(raw, max_depth, json_codec.loads)
-        else:
-            with gc_paused():
-                body = check_json_depth(raw, max_depth, json_codec.loads)
     except json.JSONDecodeError as err:
         raise InvalidArgument(
             message(

@@ -24,7 +24,7 @@ from serving.server import inference
 from serving.server.batching import BatchingOptions, BatchScheduler
 from serving.server.call_times import CallTimes
 from serving.server.manager import ModelManager
-from serving.server.memory import call_gc_paused
+from serving.server.memory import off_loop_if_large
 from serving.server.metrics import ServingMetrics
 from serving.server.servable import Servable, Signature
 from serving.server.tensors import check_inputs
@@ -211,12 +211,9 @@ class Runtime:
             started = time.perf_counter()
             outputs = await self.run(servable, signature, {inference.EXAMPLES_INPUT: examples})
             self.metrics.observe_runtime(ref.name, "Classify", time.perf_counter() - started)
-            if len(examples) < LARGE_RESULT_EXAMPLES:
-                results = inference.classification_results(outputs, len(examples))
-            else:  # a Python loop per example: off the loop
-                results = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, call_gc_paused, inference.classification_results, outputs, len(examples)
-                )
+            results = await off_loop_if_large(  # a Python loop per example
+                len(examples) >= LARGE_RESULT_EXAMPLES, inference.classification_results, outputs, len(examples)
+            )
             return Result(servable.version, signature.name, {"results": results})
 
     async def regress(self, ref: ModelRef, signature_name: str, examples: np.ndarray) -> Result:

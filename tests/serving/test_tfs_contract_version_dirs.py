@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from serving.server.manager import _versions_on_disk
+from serving.server.manager import versions_on_disk
 
 
 def _version_dir(base: Path, name: str, model_file: str | None = "saved_model.pb") -> Path:
@@ -45,17 +45,17 @@ def _version_dir(base: Path, name: str, model_file: str | None = "saved_model.pb
 def test_version_folders_are_parsed_as_integers(tmp_path, folders, expected):
     for name, model_file in folders:
         _version_dir(tmp_path, name, model_file)
-    assert _versions_on_disk(str(tmp_path)) == {v: tmp_path / name for v, name in expected.items()}
+    assert versions_on_disk(str(tmp_path)) == {v: tmp_path / name for v, name in expected.items()}
 
 
 def test_duplicate_version_numbers_use_one_folder_and_say_which(tmp_path, caplog):
     _version_dir(tmp_path, "123")
     _version_dir(tmp_path, "00000123")
     with caplog.at_level(logging.WARNING, logger="serving.server.manager"):
-        assert _versions_on_disk(str(tmp_path)) == {123: tmp_path / "00000123"}
+        assert versions_on_disk(str(tmp_path)) == {123: tmp_path / "00000123"}
     assert "Duplicate version directories detected. Version 123 will be loaded from" in caplog.text
     assert f"{tmp_path / '123'} will be ignored" in caplog.text
 
 
 def test_missing_base_path_has_no_versions(tmp_path):
-    assert _versions_on_disk(str(tmp_path / "absent")) == {}
+    assert versions_on_disk(str(tmp_path / "absent")) == {}

@@ -20,7 +20,13 @@ from tensorflow_serving.apis import input_pb2
 
 from serving.errors import InvalidArgument, message
 
-__all__ = ["MAX_FEATURES_PER_EXAMPLE", "examples_from_input", "examples_from_json", "feature_dict_to_example"]
+__all__ = [
+    "MAX_FEATURES_PER_EXAMPLE",
+    "example_count",
+    "examples_from_input",
+    "examples_from_json",
+    "feature_dict_to_example",
+]
 
 _FIX = 'Send features as numbers, strings, {"b64": "..."} or flat lists of one kind.'
 # Far above any model's feature count. Past it one example's protobuf map costs seconds to
@@ -162,6 +168,16 @@ def examples_from_json(body: Mapping[str, Any]) -> np.ndarray:
 def _check_features(examples) -> None:
     for index, example in enumerate(examples):
         _check_feature_count(len(example.features.feature), f"example {index}")
+
+
+def example_count(request_input: input_pb2.Input) -> int:
+    """How many examples a gRPC `Input` carries, without reading them."""
+    kind = request_input.WhichOneof("kind")
+    if kind == "example_list":
+        return len(request_input.example_list.examples)
+    if kind == "example_list_with_context":
+        return len(request_input.example_list_with_context.examples)
+    return 0
 
 
 def examples_from_input(request_input: input_pb2.Input) -> np.ndarray:

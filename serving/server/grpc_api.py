@@ -28,7 +28,7 @@ from tensorflow_serving.apis import (
 
 from serving.errors import Internal, ServingError
 from serving.server import responses
-from serving.server.examples import examples_from_input
+from serving.server.examples import example_count, examples_from_input
 from serving.server.grpc_handlers import add_servicer
 from serving.server.limits import RequestLimits, check_tensor_protos
 from serving.server.memory import MemoryReleaser, off_loop_if_large
@@ -71,15 +71,6 @@ def _ref(model_spec) -> ModelRef:
     return ModelRef(
         model_spec.name, model_spec.version.value if has_version else None, model_spec.version_label or None
     )
-
-
-def _example_count(request_input) -> int:
-    kind = request_input.WhichOneof("kind")
-    if kind == "example_list":
-        return len(request_input.example_list.examples)
-    if kind == "example_list_with_context":
-        return len(request_input.example_list_with_context.examples)
-    return 0
 
 
 def _set_model_spec(response, ref: ModelRef, result: Result) -> None:
@@ -185,7 +176,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
     async def Classify(self, request, context):  # noqa: N802
         async def call():
             ref = _ref(request.model_spec)
-            large = _example_count(request.input) >= LARGE_RESULT_EXAMPLES
+            large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
             examples = await off_loop_if_large(large, examples_from_input, request.input)
             result = await self.runtime.classify(ref, request.model_spec.signature_name, examples)
             return result.version, await off_loop_if_large(large, _classification_response, ref, result)
@@ -195,7 +186,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
     async def Regress(self, request, context):  # noqa: N802
         async def call():
             ref = _ref(request.model_spec)
-            large = _example_count(request.input) >= LARGE_RESULT_EXAMPLES
+            large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
             examples = await off_loop_if_large(large, examples_from_input, request.input)
             result = await self.runtime.regress(ref, request.model_spec.signature_name, examples)
             return result.version, await off_loop_if_large(large, _regression_response, ref, result)

@@ -5,6 +5,10 @@ VENV ?= .venv
 VENV_AIRFLOW ?= .venv-airflow
 VENV_KFP ?= .venv-kfp
 PY := $(VENV)/bin/python
+# pytest-xdist workers for `make test`: the suite keeps about one CPU busy (much of it waits on servers and
+# subprocesses), so two workers on a 2-CPU machine take ~half the time. Each test module stays on one worker
+# (--dist loadfile: module fixtures run once). TEST_WORKERS=0 runs it in this process, one test at a time.
+TEST_WORKERS ?= 2
 export TF_USE_LEGACY_KERAS := 1
 export TF_CPP_MIN_LOG_LEVEL := 3
 export PYTHONWARNINGS := ignore::FutureWarning
@@ -58,10 +62,10 @@ run: setup
 	$(PY) pipelines/run_local.py
 
 test: setup extras
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: setup
-	$(PY) -m pytest tests -q -m "not e2e"
+	$(PY) -m pytest tests -q -m "not e2e" -n $(TEST_WORKERS) --dist loadfile
 
 lint: setup
 	$(PY) -m ruff check .

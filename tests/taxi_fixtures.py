@@ -6,10 +6,14 @@ unique: every conftest.py outside a package is imported as `conftest`.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import yaml
 
@@ -53,3 +57,21 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
         env=env,
         timeout=900,
     )
+
+
+@contextlib.contextmanager
+def session_shared_folder(tmp_path_factory, name: str) -> Iterator[Path]:
+    """`name` under the base temp folder every pytest-xdist worker of this session shares, held locked.
+
+    Without xdist it is under the session's own base temp folder. The lock (an flock on `name`.lock) makes
+    a worker that asks while another builds the folder's contents wait for them instead of building them
+    again.
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's base is popen-gwN under the session's folder
+        base = base.parent
+    folder = base / name
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        folder.mkdir(exist_ok=True)
+        yield folder

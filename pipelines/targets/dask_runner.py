@@ -20,6 +20,8 @@ Example:
 
 from __future__ import annotations
 
+import socket
+
 from pipelines.spec.orchestrator import OrchestratorSpec
 
 __all__ = [
@@ -74,6 +76,9 @@ def check_scheduler(address: str, timeout: float = 10.0) -> int:
             f"Received: {error}. Install it with `{_INSTALL}`."
         ) from None
     try:
+        host, _, port = address.rpartition(":")
+        if port.isdigit():  # a refused TCP connection fails here at once; dask's Client retries until `timeout`
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
         with distributed.Client(address, timeout=timeout, set_as_default=False) as client:
             workers = len(client.nthreads())
     except (OSError, TimeoutError) as error:

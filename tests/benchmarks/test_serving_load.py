@@ -77,13 +77,16 @@ def test_targets_say_met_or_missed_against_floor_and_ceiling(capsys):
     qps = {
         (serving_load.CEILING, "-"): 1000.0,
         (serving_load.FLOOR, "REST"): 800.0,
+        (serving_load.FLOOR, "gRPC (h2load)"): 280.0,
         ("server, batching off", "REST"): 100.0,
+        ("server, batching off", "gRPC (h2load)"): 100.0,
+        ("server, batching on", "gRPC (h2load)"): 200.0,
         ("server, batching on", "REST"): 600.0,
         ("server, batching off", "gRPC"): 100.0,
         ("server, batching on", "gRPC"): 250.0,
     }
 
-    serving_load.print_targets(qps, ["REST", "gRPC"], 32)
+    serving_load.print_targets(qps, ["REST", "gRPC", "gRPC (h2load)"], 32)
 
     out = capsys.readouterr().out
     assert (
@@ -93,6 +96,10 @@ def test_targets_say_met_or_missed_against_floor_and_ceiling(capsys):
     assert (  # no gRPC floor measured: no served / floor ratio
         "- gRPC: batching on / off = 2.50x (target >= 3x: MISSED); served / in-process = 0.25x (target >= 0.5x: MISSED)"
         in out
+    )
+    assert (  # a floor under 3x of batching off bounds batching on / off, and the line says so
+        "- gRPC (h2load): served (batching on) / floor = 0.71x (target >= 0.5x: met); "
+        "batching on / off = 2.00x (target >= 3x: MISSED; at most floor / off = 2.80x on this machine); " in out
     )
     assert "0.5x of the ceiling is 500 one-row requests/s" in out
     assert "- REST front-end floor: 800 requests/s = 0.80x of the ceiling" in out

@@ -65,6 +65,8 @@ def first_run(taxi_sample_csv, tmp_path_factory):
 
 def test_first_run_prints_progress_and_summary_and_pushes(first_run):
     out = first_run["stdout"]
+    # Small data: Beam stays on one thread (the rule, with the cores patched: test_beam_args.py).
+    assert "Beam on" not in out.splitlines()[0], out
     for component in [*UPSTREAM, "Trainer", "Evaluator", "Pusher"]:
         assert f"] {component} " in out, out
     assert "Model: BLESSED" in out

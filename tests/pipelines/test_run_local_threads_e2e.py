@@ -1,7 +1,9 @@
 """End to end: large data runs Beam on a thread per core, the Evaluator on one.
 
 The taxi sample is small, so the run lowers `IN_PROCESS_MAX_BYTES` to 0
-(what data over 64 MiB gets) before calling the CLI as `run_local.py` does.
+(what data over 64 MiB gets) before calling the CLI as `run_local.py` does. Small data staying on one
+thread is checked on the first line of test_run_local_e2e.py's run and by the rule's own tests
+(test_beam_args.py).
 """
 
 from __future__ import annotations
@@ -52,11 +54,3 @@ def test_large_data_runs_on_threads_and_blesses_the_model(taxi_sample_csv, tmp_p
     assert first_line.endswith("; Beam on 2 threads (large data; Evaluator on one)"), first_line
     assert "Model: BLESSED" in completed.stdout
     assert set(_metrics(tmp_path)) == {"binary_accuracy", "auc"}
-
-
-def test_small_data_stays_on_one_thread(taxi_sample_csv, tmp_path):
-    spec = taxi_spec(taxi_sample_csv, str(tmp_path / "run"))
-    completed = _run(write_spec(tmp_path / "spec.yaml", spec), "small")
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    assert "Beam on" not in completed.stdout.splitlines()[0]
-    assert 0.5 < _metrics(tmp_path)["binary_accuracy"] <= 1.0

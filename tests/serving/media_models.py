@@ -5,7 +5,8 @@ coloured squares (three classes, PNG and JPEG; `image` bytes + `label`), runs
 the pipeline (ExampleGen .. Pusher, and the Deployer against an embedded
 server) through `pipelines/run_local.py`, and returns where everything went;
 `text_run` does the same for a CSV of short reviews. Each runs once per test
-session (the results are cached), so every test module can ask for them.
+session, in whichever pytest-xdist worker asks first (the results are kept in
+the folder the workers share), so every test module can ask for them.
 
 A plain module (not conftest.py) with a unique name; tests/conftest.py puts
 tests/ on sys.path.
@@ -13,18 +14,22 @@ tests/ on sys.path.
 
 from __future__ import annotations
 
+import base64
 import csv
 import dataclasses
 import glob
 import io
+import json
 import os
 import random
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import tensorflow as tf
 from example_runs import exported_model_dir
 from PIL import Image
-from taxi_fixtures import run_cli, write_spec
+from taxi_fixtures import run_cli, session_shared_folder, write_spec
 
 __all__ = [
     "CLASSES",
@@ -158,48 +163,78 @@ def _run(root: Path, spec: dict, rows: list[bytes]) -> MediaRun:
 _RUNS: dict[str, MediaRun] = {}
 
 
+def _to_json(run: MediaRun) -> str:
+    fields = dataclasses.asdict(run)
+    fields.update({key: str(value) for key, value in fields.items() if isinstance(value, Path)})
+    fields["eval_rows"] = [base64.b64encode(row).decode() for row in run.eval_rows]
+    return json.dumps(fields)
+
+
+def _from_json(text: str) -> MediaRun:
+    fields = json.loads(text)
+    fields["eval_rows"] = [base64.b64decode(row) for row in fields["eval_rows"]]
+    return MediaRun(
+        **{key: Path(value) if key.endswith("dir") or key == "root" else value for key, value in fields.items()}
+    )
+
+
+def _once(tmp_path_factory, name: str, make: Callable[[Path], MediaRun]) -> MediaRun:
+    """`make(folder)` once per session across the xdist workers (its record in the shared folder), then cached."""
+    if name not in _RUNS:
+        with session_shared_folder(tmp_path_factory, f"{name}-pipeline") as base:
+            record = base / "run.json"
+            if record.exists():
+                _RUNS[name] = _from_json(record.read_text(encoding="utf-8"))
+            else:
+                shutil.rmtree(base)  # what a failed attempt left
+                base.mkdir()
+                _RUNS[name] = make(base)
+                record.write_text(_to_json(_RUNS[name]), encoding="utf-8")
+    return _RUNS[name]
+
+
 def image_run(tmp_path_factory) -> MediaRun:
     """The image pipeline's run (once per session): MobileNetV2, random weights, 32x32 input."""
-    if IMAGE_MODEL not in _RUNS:
-        base = tmp_path_factory.mktemp("image-pipeline")
-        rows = _image_rows(60)
-        data = base / "squares.tfrecord"
-        with tf.io.TFRecordWriter(str(data)) as writer:
-            for row in rows:
-                writer.write(row)
-        spec = _spec(
-            base / "root",
-            data,
-            "tfrecord",
-            {"image": {"transform": "image", "image_size": [32, 32], "channels": 3}},
-            {"name": "label", "column": "label", "task": "classification", "classes": list(CLASSES)},
-            {"type": "image_classifier", "backbone": "MobileNetV2", "weights": None, "hidden_units": [8]},
-            IMAGE_MODEL,
-        )
-        _RUNS[IMAGE_MODEL] = _run(base / "root", spec, rows[:12])
-    return _RUNS[IMAGE_MODEL]
+    return _once(tmp_path_factory, IMAGE_MODEL, _make_image_run)
+
+
+def _make_image_run(base: Path) -> MediaRun:
+    rows = _image_rows(60)
+    data = base / "squares.tfrecord"
+    with tf.io.TFRecordWriter(str(data)) as writer:
+        for row in rows:
+            writer.write(row)
+    spec = _spec(
+        base / "root",
+        data,
+        "tfrecord",
+        {"image": {"transform": "image", "image_size": [32, 32], "channels": 3}},
+        {"name": "label", "column": "label", "task": "classification", "classes": list(CLASSES)},
+        {"type": "image_classifier", "backbone": "MobileNetV2", "weights": None, "hidden_units": [8]},
+        IMAGE_MODEL,
+    )
+    return _run(base / "root", spec, rows[:12])
 
 
 def text_run(tmp_path_factory) -> MediaRun:
     """The text pipeline's run (once per session): bag of embeddings over 8 words."""
-    if TEXT_MODEL not in _RUNS:
-        base = tmp_path_factory.mktemp("text-pipeline")
-        rows = _text_rows(240)  # over 100 distinct texts: see the note in _text_rows
-        data = base / "reviews.csv"
-        with open(data, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["review", "sentiment"])
-            writer.writerows(rows)
-        spec = _spec(
-            base / "root",
-            data,
-            "csv",
-            {"review": {"transform": "text", "sequence_length": 8, "top_k": 100}},
-            {"name": "sentiment", "column": "sentiment", "task": "classification", "classes": ["neg", "pos"]},
-            {"type": "text_classifier", "encoder": "bag_of_embeddings", "embedding_dim": 8, "hidden_units": [8]},
-            TEXT_MODEL,
-        )
-        _RUNS[TEXT_MODEL] = _run(
-            base / "root", spec, [example(review=text, sentiment=label) for text, label in rows[:12]]
-        )
-    return _RUNS[TEXT_MODEL]
+    return _once(tmp_path_factory, TEXT_MODEL, _make_text_run)
+
+
+def _make_text_run(base: Path) -> MediaRun:
+    rows = _text_rows(240)  # over 100 distinct texts: see the note in _text_rows
+    data = base / "reviews.csv"
+    with open(data, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["review", "sentiment"])
+        writer.writerows(rows)
+    spec = _spec(
+        base / "root",
+        data,
+        "csv",
+        {"review": {"transform": "text", "sequence_length": 8, "top_k": 100}},
+        {"name": "sentiment", "column": "sentiment", "task": "classification", "classes": ["neg", "pos"]},
+        {"type": "text_classifier", "encoder": "bag_of_embeddings", "embedding_dim": 8, "hidden_units": [8]},
+        TEXT_MODEL,
+    )
+    return _run(base / "root", spec, [example(review=text, sentiment=label) for text, label in rows[:12]])

@@ -140,15 +140,15 @@ def test_runs_without_records_list_from_ml_metadata_alone(runs, tmp_path):
     assert [run.summary["blessed"] for run in listed] == [True, True]
 
 
-def test_lineage_walks_from_the_pushed_model_back_to_the_data(runs, taxi_sample_csv):
+def test_lineage_walks_from_the_pushed_model_back_to_the_data(runs):
     newest = list_runs(runs["root"])[0]
     lineage = run_lineage(runs["root"], newest)
     components = [step.component_id for step in lineage.steps]
     assert components[0] == "ExampleGen" and components[-1] == "Pusher"
     assert {"Transform", "Trainer", "Evaluator"} <= set(components)
-    assert lineage.input_base == os.path.dirname(taxi_sample_csv)
-    assert lineage.input_patterns == [os.path.basename(taxi_sample_csv)]
-    assert list(lineage.data_files) == [taxi_sample_csv]
+    assert lineage.input_base == os.path.dirname(runs["data_path"])
+    assert lineage.input_patterns == [os.path.basename(runs["data_path"])]
+    assert list(lineage.data_files) == [runs["data_path"]]
     assert lineage.pushed_version == newest.pushed_version == pushed_versions(runs)[-1]
     trainer = next(step for step in lineage.steps if step.component_id == "Trainer")
     assert trainer.execution_id == newest.component("Trainer").execution_id  # this run's model, not the baseline

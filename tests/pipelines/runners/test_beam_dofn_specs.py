@@ -41,7 +41,11 @@ def beams_own():
     return own
 
 
-@pytest.mark.parametrize("make", [Plain, Stateful, lambda: CallableWrapperDoFn(lambda x: x)], ids=str)
+@pytest.mark.parametrize(
+    "make",
+    [Plain, Stateful, lambda: CallableWrapperDoFn(lambda x: x)],
+    ids=["Plain", "Stateful", "CallableWrapperDoFn"],
+)
 def test_answers_equal_beams_own_first_and_again(beams_own, make):
     expected = beams_own(make())
     assert beam_dofn_specs.dofn_specs(make()) == expected

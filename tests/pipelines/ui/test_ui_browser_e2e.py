@@ -120,7 +120,7 @@ def test_run_page_shows_components_metrics_and_the_model_version(driver, ui_url,
     save_screenshot(driver, "ui-run")
 
 
-def test_lineage_goes_from_the_data_to_the_pushed_version(driver, ui_url, runs, taxi_sample_csv):
+def test_lineage_goes_from_the_data_to_the_pushed_version(driver, ui_url, runs):
     from selenium.webdriver.common.by import By
 
     driver.get(f"{ui_url}runs/latest")
@@ -129,7 +129,7 @@ def test_lineage_goes_from_the_data_to_the_pushed_version(driver, ui_url, runs, 
     assert driver.find_element(By.ID, "model-version").text == pushed_versions(runs)[-1]
     steps = [e.get_attribute("data-component") for e in driver.find_elements(By.CSS_SELECTOR, "tr.lineage-step")]
     assert steps[0] == "ExampleGen" and steps[-1] == "Pusher" and "Trainer" in steps
-    assert taxi_sample_csv in driver.find_element(By.ID, "lineage-data-files").text
+    assert runs["data_path"] in driver.find_element(By.ID, "lineage-data-files").text
     assert_only_local(driver, ui_url)
     save_screenshot(driver, "ui-lineage")
 

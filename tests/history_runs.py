@@ -10,7 +10,7 @@ import json
 import os
 import shutil
 
-from taxi_fixtures import run_cli, session_shared_folder, taxi_spec, write_spec
+from taxi_fixtures import made_once_per_session, run_cli, taxi_spec, write_spec
 
 STEPS = (60, 40)  # training.train_steps of the first and the second run
 
@@ -22,16 +22,10 @@ def two_runs(taxi_sample_csv: str, tmp_path_factory) -> dict:
         {"spec_file", "root", "model_name", "data_path", "run_ids": [first, second], "summaries": [first, second]};
         `data_path` is the runs' own copy of `taxi_sample_csv` (each xdist worker has its own sample).
     """
-    with session_shared_folder(tmp_path_factory, "history_two_runs") as base:
-        return _two_runs_once(base, taxi_sample_csv)
+    return made_once_per_session(tmp_path_factory, "history_two_runs", lambda base: _two_runs(base, taxi_sample_csv))
 
 
-def _two_runs_once(base, taxi_sample_csv: str) -> dict:
-    done = base / "runs.json"
-    if done.exists():
-        return json.loads(done.read_text(encoding="utf-8"))
-    shutil.rmtree(base, ignore_errors=True)  # what a failed attempt left
-    base.mkdir()
+def _two_runs(base, taxi_sample_csv: str) -> dict:
     root = str(base / "root")
     spec_file = str(base / "spec.yaml")
     data_path = str(base / "data" / "taxi.csv")
@@ -48,7 +42,7 @@ def _two_runs_once(base, taxi_sample_csv: str) -> dict:
             record = json.load(handle)
         run_ids.append(record["run_id"])
         summaries.append(record["summary"])
-    result = {
+    return {
         "spec_file": spec_file,
         "root": root,
         "model_name": "history",
@@ -56,5 +50,3 @@ def _two_runs_once(base, taxi_sample_csv: str) -> dict:
         "run_ids": run_ids,
         "summaries": summaries,
     }
-    done.write_text(json.dumps(result), encoding="utf-8")
-    return result

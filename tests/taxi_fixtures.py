@@ -6,13 +6,14 @@ unique: every conftest.py outside a package is imported as `conftest`.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import importlib.util
+import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -59,19 +60,22 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-@contextlib.contextmanager
-def session_shared_folder(tmp_path_factory, name: str) -> Iterator[Path]:
-    """`name` under the base temp folder every pytest-xdist worker of this session shares, held locked.
+def made_once_per_session(tmp_path_factory, name: str, make: Callable[[Path], dict]) -> dict:
+    """`make(folder)`'s JSON-able record, made once per pytest session for every pytest-xdist worker.
 
-    Without xdist it is under the session's own base temp folder. The lock (an flock on `name`.lock) makes
-    a worker that asks while another builds the folder's contents wait for them instead of building them
-    again.
+    `folder` is `name` under the base temp folder the session's workers share (the session's own without
+    xdist). A worker that asks while another makes it waits on an flock for the record instead of making
+    it again; what a failed attempt left in the folder is removed before the next one.
     """
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's base is popen-gwN under the session's folder
         base = base.parent
-    folder = base / name
+    folder, record = base / name, base / f"{name}.json"
     with open(base / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        folder.mkdir(exist_ok=True)
-        yield folder
+        if not record.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            made = make(folder)
+            record.write_text(json.dumps(made), encoding="utf-8")
+        return json.loads(record.read_text(encoding="utf-8"))

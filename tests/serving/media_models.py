@@ -19,17 +19,15 @@ import csv
 import dataclasses
 import glob
 import io
-import json
 import os
 import random
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import tensorflow as tf
 from example_runs import exported_model_dir
 from PIL import Image
-from taxi_fixtures import run_cli, session_shared_folder, write_spec
+from taxi_fixtures import made_once_per_session, run_cli, write_spec
 
 __all__ = [
     "CLASSES",
@@ -163,33 +161,26 @@ def _run(root: Path, spec: dict, rows: list[bytes]) -> MediaRun:
 _RUNS: dict[str, MediaRun] = {}
 
 
-def _to_json(run: MediaRun) -> str:
+def _record(run: MediaRun) -> dict:
     fields = dataclasses.asdict(run)
     fields.update({key: str(value) for key, value in fields.items() if isinstance(value, Path)})
     fields["eval_rows"] = [base64.b64encode(row).decode() for row in run.eval_rows]
-    return json.dumps(fields)
+    return fields
 
 
-def _from_json(text: str) -> MediaRun:
-    fields = json.loads(text)
-    fields["eval_rows"] = [base64.b64decode(row) for row in fields["eval_rows"]]
+def _from_record(fields: dict) -> MediaRun:
+    paths = {field.name for field in dataclasses.fields(MediaRun) if field.type in (Path, "Path")}
     return MediaRun(
-        **{key: Path(value) if key.endswith("dir") or key == "root" else value for key, value in fields.items()}
+        **{key: Path(value) if key in paths else value for key, value in fields.items() if key != "eval_rows"},
+        eval_rows=[base64.b64decode(row) for row in fields["eval_rows"]],
     )
 
 
 def _once(tmp_path_factory, name: str, make: Callable[[Path], MediaRun]) -> MediaRun:
-    """`make(folder)` once per session across the xdist workers (its record in the shared folder), then cached."""
+    """`make(folder)` once per session across the xdist workers, then cached in this process."""
     if name not in _RUNS:
-        with session_shared_folder(tmp_path_factory, f"{name}-pipeline") as base:
-            record = base / "run.json"
-            if record.exists():
-                _RUNS[name] = _from_json(record.read_text(encoding="utf-8"))
-            else:
-                shutil.rmtree(base)  # what a failed attempt left
-                base.mkdir()
-                _RUNS[name] = make(base)
-                record.write_text(_to_json(_RUNS[name]), encoding="utf-8")
+        record = made_once_per_session(tmp_path_factory, f"{name}-pipeline", lambda base: _record(make(base)))
+        _RUNS[name] = _from_record(record)
     return _RUNS[name]
 
 

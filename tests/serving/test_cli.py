@@ -97,7 +97,8 @@ def test_up_takes_a_folder_of_versions_as_tf_serving_model_base_path(tmp_path):
     base = tfs_testdata() / HALF_PLUS_TWO
     process, stdout = start_up(tmp_path / "state", "--model-name", "half", "--base-path", str(base))
     try:
-        assert f"note: {base} holds version folders; serving them as model 'half'\n" in stdout
+        # `up` names the folder with its links resolved (CI's shared/ may be a link).
+        assert f"note: {base.resolve()} holds version folders; serving them as model 'half'\n" in stdout
         predict = run(
             "predict", "half", "--json", '{"instances": [1.0, 2.0, 5.0]}', "--config-dir", str(tmp_path / "state")
         )

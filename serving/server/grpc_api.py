@@ -83,18 +83,14 @@ def _set_model_spec(response, ref: ModelRef, result: Result) -> None:
 def _classification_response(ref: ModelRef, result: Result) -> classification_pb2.ClassificationResponse:
     response = classification_pb2.ClassificationResponse()
     _set_model_spec(response, ref, result)
-    for row in result.outputs["results"]:
-        classifications = response.result.classifications.add()
-        for label, score in row:
-            classifications.classes.add(label=label, score=score)
+    responses.fill_classifications(response.result, result.outputs["results"])
     return response
 
 
 def _regression_response(ref: ModelRef, result: Result) -> regression_pb2.RegressionResponse:
     response = regression_pb2.RegressionResponse()
     _set_model_spec(response, ref, result)
-    for value in result.outputs["results"]:
-        response.result.regressions.add(value=value)
+    responses.fill_regressions(response.result, result.outputs["results"])
     return response
 
 

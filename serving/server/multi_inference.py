@@ -12,7 +12,7 @@ from tensorflow_serving.apis import inference_pb2
 
 from serving.errors import InvalidArgument, Unimplemented, message
 from serving.savedmodel import CLASSIFY_METHOD, DEFAULT_SIGNATURE, REGRESS_METHOD
-from serving.server import inference
+from serving.server import inference, responses
 from serving.server.examples import example_count, examples_from_input
 from serving.server.memory import off_loop_if_large
 from serving.server.runtime import LARGE_RESULT_EXAMPLES, ModelRef, Runtime
@@ -83,13 +83,9 @@ def _model_ref(request: inference_pb2.MultiInferenceRequest, name: str) -> Model
 def _fill_result(result: inference_pb2.InferenceResult, method_name: str, outputs, count: int) -> None:
     """Writes one task's per-example classes or values into its result (a Python loop per example)."""
     if method_name == CLASSIFY_METHOD:
-        for row in inference.classification_results(outputs, count):
-            classifications = result.classification_result.classifications.add()
-            for label, score in row:
-                classifications.classes.add(label=label, score=score)
+        responses.fill_classifications(result.classification_result, inference.classification_results(outputs, count))
     else:
-        for value in inference.regression_results(outputs, count):
-            result.regression_result.regressions.add(value=value)
+        responses.fill_regressions(result.regression_result, inference.regression_results(outputs, count))
 
 
 async def multi_inference(

@@ -1,11 +1,12 @@
-"""Status and metadata responses, as protos (gRPC) and their JSON (REST)."""
+"""Status and metadata responses, as protos (gRPC) and their JSON (REST); classification and regression results."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from google.protobuf import json_format
-from tensorflow_serving.apis import get_model_metadata_pb2, get_model_status_pb2
+from tensorflow_serving.apis import classification_pb2, get_model_metadata_pb2, get_model_status_pb2, regression_pb2
 
 from serving.errors import InvalidArgument, message
 from serving.server.manager import VersionStatus
@@ -13,6 +14,8 @@ from serving.server.servable import Servable
 
 __all__ = [
     "SIGNATURE_DEF_FIELD",
+    "fill_classifications",
+    "fill_regressions",
     "metadata_json",
     "metadata_response",
     "model_spec_json",
@@ -80,3 +83,19 @@ def metadata_json(servable: Servable) -> dict[str, Any]:
         "model_spec": model_spec_json(servable.name, servable.version),
         "metadata": {SIGNATURE_DEF_FIELD: signature_defs},
     }
+
+
+def fill_classifications(
+    result: classification_pb2.ClassificationResult, rows: Iterable[Iterable[tuple[str, float]]]
+) -> None:
+    """Adds one Classifications per example, its (label, score) pairs as classes (Classify, MultiInference)."""
+    for row in rows:
+        classifications = result.classifications.add()
+        for label, score in row:
+            classifications.classes.add(label=label, score=score)
+
+
+def fill_regressions(result: regression_pb2.RegressionResult, values: Iterable[float]) -> None:
+    """Adds one Regression per example (Regress, MultiInference)."""
+    for value in values:
+        result.regressions.add(value=value)

@@ -180,7 +180,7 @@ def test_compressed_body_that_decodes_past_the_limit_is_413(server):
     _good_rest(server)
 
 
-def _classify_rest(served, count: int) -> tuple[bytes, Callable[[bytes], int]]:
+def _classify_rest(served, count: int) -> tuple[Callable[[], bytes], Callable[[bytes], int]]:
     """A Classify call of `count` examples over REST: (call returning the raw answer, its result count)."""
     body = json.dumps({"signature_name": "classification", "examples": [{"x": X}] * count}).encode()
     assert len(body) < 16 * 1024 * 1024
@@ -198,10 +198,8 @@ def _classify_rest(served, count: int) -> tuple[bytes, Callable[[bytes], int]]:
     return call, lambda raw: len(json.loads(raw)["results"])
 
 
-def _classify_grpc(served, count: int) -> tuple[bytes, Callable[[bytes], int]]:
-    request = classification_pb2.ClassificationRequest()
-    request.model_spec.name = MODEL
-    request.model_spec.signature_name = "classification"
+def _grpc_call(served, method: str, request, count: int) -> Callable[[], bytes]:
+    """A raw call of PredictionService `method` with `request`, its input `count` copies of one example."""
     example = example_pb2.Example()
     example.features.feature["x"].float_list.value.extend(X)
     request.input.example_list.examples.extend([example] * count)
@@ -211,33 +209,32 @@ def _classify_grpc(served, count: int) -> tuple[bytes, Callable[[bytes], int]]:
     def call() -> bytes:
         options = [("grpc.max_receive_message_length", -1)]
         with grpc.insecure_channel(served.grpc_address, options=options) as channel:
-            return channel.unary_unary("/tensorflow.serving.PredictionService/Classify")(message, timeout=120)
+            return channel.unary_unary(f"/tensorflow.serving.PredictionService/{method}")(message, timeout=120)
 
+    return call
+
+
+def _classify_grpc(served, count: int) -> tuple[Callable[[], bytes], Callable[[bytes], int]]:
+    request = classification_pb2.ClassificationRequest()
+    request.model_spec.name = MODEL
+    request.model_spec.signature_name = "classification"
+    call = _grpc_call(served, "Classify", request, count)
     return call, lambda raw: len(classification_pb2.ClassificationResponse.FromString(raw).result.classifications)
 
 
-def _multi_inference_grpc(served, count: int) -> tuple[bytes, Callable[[bytes], int]]:
+def _multi_inference_grpc(served, count: int) -> tuple[Callable[[], bytes], Callable[[bytes], int]]:
     request = inference_pb2.MultiInferenceRequest()
     for signature_name, method_name in [("classification", CLASSIFY_METHOD), ("regression", REGRESS_METHOD)]:
         task = request.tasks.add(method_name=method_name)
         task.model_spec.name = MODEL
         task.model_spec.signature_name = signature_name
-    example = example_pb2.Example()
-    example.features.feature["x"].float_list.value.extend(X)
-    request.input.example_list.examples.extend([example] * count)
-    message = request.SerializeToString()
-
-    def call() -> bytes:
-        options = [("grpc.max_receive_message_length", -1)]
-        with grpc.insecure_channel(served.grpc_address, options=options) as channel:
-            return channel.unary_unary("/tensorflow.serving.PredictionService/MultiInference")(message, timeout=120)
 
     def result_count(raw: bytes) -> int:
         classify, regress = inference_pb2.MultiInferenceResponse.FromString(raw).results
         assert len(regress.regression_result.regressions) == count
         return len(classify.classification_result.classifications)
 
-    return call, result_count
+    return _grpc_call(served, "MultiInference", request, count), result_count
 
 
 @pytest.fixture(scope="module")
@@ -257,7 +254,8 @@ def linear_server_process(tmp_path_factory):
 def test_a_large_classify_does_not_hold_the_other_requests(linear_server_process, make_call, count):
     # Hundreds of thousands of examples: their tf.Examples and results are Python work, seconds of
     # it; on the event loop it held every other request that long (REST: 6.3 s for 500k, 3.4 s for
-    # 300k; gRPC 400k: 2.3 s; MultiInference 300k, two tasks: 2.2 s), on a thread a small request waits for GIL switches only (0.4-0.8 s).
+    # 300k; gRPC 400k: 2.3 s; MultiInference 300k, two tasks: 2.2 s), on a thread a small request
+    # waits for GIL switches only (0.4-0.8 s).
     served = linear_server_process
     call, result_count = make_call(served, count)
     answers = {}

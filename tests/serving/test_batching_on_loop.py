@@ -15,6 +15,9 @@ from serving.server.batching import BatchingOptions, BatchScheduler
 from serving.server.servable import Servable, Signature, TensorSpec
 
 OPTIONS = BatchingOptions(max_batch_size=8, batch_timeout_micros=0, num_batch_threads=1)
+# Far above a tiny eager call even on a loaded machine (the server's own default is 5 ms):
+# these tests are about which thread runs a batch, not about the limit's value.
+INLINE_RUN_SECONDS = 0.05
 
 
 class Recorder:
@@ -42,7 +45,7 @@ def _rounds(function: Recorder, flags: list[list[bool]], delays: list[int] | Non
     may_run_on_loop); request i of a round waits delays[i] loop iterations first."""
 
     async def main():
-        scheduler = BatchScheduler(OPTIONS, **scheduler_args)
+        scheduler = BatchScheduler(OPTIONS, **{"inline_run_seconds": INLINE_RUN_SECONDS, **scheduler_args})
         scheduler.start()
         servable, signature = function.servable()
 
@@ -84,18 +87,19 @@ def test_a_batch_with_a_request_that_does_not_allow_it_runs_on_a_batch_thread(fl
 
 
 def test_a_slow_signature_stays_on_the_batch_thread():
-    function = Recorder(seconds=0.02)
+    function = Recorder(seconds=0.06)
 
-    _rounds(function, [[True] * 2] * 3, inline_run_seconds=0.005)
+    _rounds(function, [[True] * 2] * 3)
 
     assert [name.startswith("batch") for name, _ in function.calls] == [True, True, True]
 
 
 def test_a_large_batch_of_a_signature_fast_on_small_ones_runs_on_the_batch_thread():
-    # 2 ms a row: one-row batches run on the loop; an 8-row batch (16 ms) would hold it.
-    function = Recorder(seconds_per_row=0.002)
+    # 10 ms a row: one-row batches run on the loop (limit 50 ms, room for a loaded
+    # machine); an 8-row batch is estimated at 8 times the last one-row call (>= 80 ms).
+    function = Recorder(seconds_per_row=0.01)
 
-    loop_thread, results = _rounds(function, [[True]] * 3 + [[True] * 8], inline_run_seconds=0.005)
+    loop_thread, results = _rounds(function, [[True]] * 3 + [[True] * 8])
 
     assert function.calls[1:3] == [(loop_thread, 1), (loop_thread, 1)]
     assert function.calls[-1] == ("batch_0", 8)

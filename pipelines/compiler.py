@@ -101,13 +101,15 @@ def _example_gen(resolved: ResolvedSpec):
     from components.example_gen import csv_executor
     from components.example_gen.component import CsvExampleGen
 
-    # A BOM-safe header, `data.na_values` and `data.checks.non_finite: impute` at ingestion.
+    # A BOM-safe header, `data.na_values`, `data.checks.non_finite: impute` and the separator at ingestion.
     data = resolved.spec.data
     return CsvExampleGen(
         input_base=input_base,
         input_config=input_config,
         output_config=output_config,
-        custom_config=csv_executor.make_custom_config(data.na_values, data.checks.non_finite == "impute"),
+        custom_config=csv_executor.make_custom_config(
+            data.na_values, data.checks.non_finite == "impute", resolved.csv_delimiter
+        ),
     )
 
 

@@ -7,9 +7,10 @@ bare key error) and a quoted name keeps its quotes. tfx_bsl's type inference
 reads `NA` as text, so one `NA` cell makes a numeric column a text column.
 
 This executor reuses TFX's row reader, type inference and tf.Example writer,
-and changes three things: the header is parsed with Python's `csv` module
+and changes four things: the header is parsed with Python's `csv` module
 after dropping a BOM; cells whose text is in `na_values` become missing before
-type inference; with `impute_non_finite`, `inf`/`nan` cells become missing too.
+type inference; with `impute_non_finite`, `inf`/`nan` cells become missing too;
+cells may be separated by another character than `,` (`delimiter`).
 Its settings travel in ExampleGen's `custom_config` (a `CustomConfig` whose
 `Any` holds a `google.protobuf.Struct`), so they take part in the cache key.
 """
@@ -20,7 +21,7 @@ import csv
 import io
 import math
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 from absl import logging
@@ -37,36 +38,50 @@ from tfx_bsl.coders import csv_decoder
 from components.common import columnar_copy
 from components.example_gen import fast_csv
 
-__all__ = ["Executor", "make_custom_config", "read_settings", "read_header"]
+__all__ = ["CsvSettings", "Executor", "make_custom_config", "read_settings", "read_header"]
 
 
-def make_custom_config(na_values: list[str], impute_non_finite: bool) -> example_gen_pb2.CustomConfig:
+class CsvSettings(NamedTuple):
+    """How the executor reads cells: missing-value markers (bytes), non-finite imputation, the separator."""
+
+    na_values: frozenset[bytes]
+    impute_non_finite: bool
+    delimiter: str = ","
+
+
+def make_custom_config(
+    na_values: list[str], impute_non_finite: bool, delimiter: str = ","
+) -> example_gen_pb2.CustomConfig:
     """ExampleGen's `custom_config` carrying this executor's settings.
 
     Args:
         na_values: cell texts that mean "missing".
         impute_non_finite: whether `inf`/`nan` cells become missing.
+        delimiter: the character between cells (stored only when not `,`, so
+            comma-separated runs keep their cache keys).
 
     Returns:
         A CustomConfig proto for `CsvExampleGen(custom_config=...)`.
     """
     settings = struct_pb2.Struct()
     settings.update({"na_values": list(na_values), "impute_non_finite": bool(impute_non_finite)})
+    if delimiter != ",":
+        settings.update({"delimiter": delimiter})
     config = example_gen_pb2.CustomConfig()
     config.custom_config.Pack(settings)
     return config
 
 
-def read_settings(exec_properties: dict[str, Any]) -> tuple[frozenset[bytes], bool]:
-    """(na_values as bytes, impute_non_finite) from the executor's exec_properties.
+def read_settings(exec_properties: dict[str, Any]) -> CsvSettings:
+    """The executor's settings from its exec_properties.
 
     Returns:
         The defaults of TFX's own executor (only the empty cell is missing; no
-        imputation) when the component was given no custom_config.
+        imputation; commas) when the component was given no custom_config.
     """
     raw = exec_properties.get(standard_component_specs.CUSTOM_CONFIG_KEY)
     if not raw:
-        return frozenset({b""}), False
+        return CsvSettings(frozenset({b""}), False)
     config = example_gen_pb2.CustomConfig()
     if isinstance(raw, str):
         json_format.Parse(raw, config)
@@ -76,10 +91,10 @@ def read_settings(exec_properties: dict[str, Any]) -> tuple[frozenset[bytes], bo
     config.custom_config.Unpack(settings)
     values = dict(settings.items())
     na_values = frozenset(str(v).encode("utf-8") for v in values.get("na_values", [""])) | {b""}
-    return na_values, bool(values.get("impute_non_finite", False))
+    return CsvSettings(na_values, bool(values.get("impute_non_finite", False)), str(values.get("delimiter", ",")))
 
 
-def read_header(path: str) -> list[str]:
+def read_header(path: str, delimiter: str = ",") -> list[str]:
     """The column names of a CSV file: BOM dropped, quotes handled.
 
     Raises:
@@ -88,7 +103,7 @@ def read_header(path: str) -> list[str]:
     with fileio.open(path, "rb") as handle:
         first = handle.readline().decode("utf-8-sig")
     try:
-        return next(csv.reader(io.StringIO(first)))
+        return next(csv.reader(io.StringIO(first), delimiter=delimiter))
     except StopIteration:
         raise ValueError(f"{path} is empty. Expected a header line and data rows.") from None
 
@@ -120,23 +135,25 @@ class _CsvToExample(beam.PTransform):
     def __init__(self, exec_properties: dict[str, Any], split_pattern: str):
         input_base = exec_properties[standard_component_specs.INPUT_BASE_KEY]
         self._pattern = os.path.join(input_base, split_pattern)
-        self._na_values, self._impute_non_finite = read_settings(exec_properties)
+        self._settings = read_settings(exec_properties)
 
     def expand(self, pipeline: beam.Pipeline):
         files = fileio.glob(self._pattern)
         if not files:
             raise RuntimeError(f"Split pattern {self._pattern} does not match any files.")
-        column_names = read_header(files[0])
+        delimiter = self._settings.delimiter
+        column_names = read_header(files[0], delimiter)
         for path in files[1:]:
-            if read_header(path) != column_names:
+            if read_header(path, delimiter) != column_names:
                 raise RuntimeError(f"Files in same split {self._pattern} have different headers: {files[0]}, {path}.")
         cells = (
             pipeline
             | "CreateFilenames" >> beam.Create(files)
             | "ReadFromText" >> beam.ParDo(tfx_csv._ReadCsvRecordsFromTextFile())  # noqa: SLF001 - TFX's reader
-            | "ParseCSVLine" >> beam.ParDo(csv_decoder.ParseCSVLine(delimiter=","))
+            | "ParseCSVLine" >> beam.ParDo(csv_decoder.ParseCSVLine(delimiter=delimiter))
             | "ExtractParsedCSVLines" >> beam.Keys()
-            | "BlankMissingCells" >> beam.ParDo(_BlankMissingCells(self._na_values, self._impute_non_finite))
+            | "BlankMissingCells"
+            >> beam.ParDo(_BlankMissingCells(self._settings.na_values, self._settings.impute_non_finite))
         )
         column_infos = beam.pvalue.AsSingleton(
             cells
@@ -201,7 +218,7 @@ def _beam_args(exec_properties: dict[str, Any]) -> list[str]:
 
 
 class Executor(tfx_csv.Executor):
-    """CsvExampleGen executor: BOM-safe header, `na_values`, optional non-finite imputation.
+    """CsvExampleGen executor: BOM-safe header, `na_values`, optional non-finite imputation, `delimiter`.
 
     Runs the fast path (`fast_csv`: Arrow batches in this process) where it
     applies; otherwise TFX's Beam path with the changes above.
@@ -216,16 +233,19 @@ class Executor(tfx_csv.Executor):
         if plan is None:
             return super().Do(input_dict, output_dict, exec_properties)
         files, splits = plan
-        column_names = read_header(files[0])
+        settings = read_settings(exec_properties)
+        column_names = read_header(files[0], settings.delimiter)
         for path in files[1:]:
-            if read_header(path) != column_names:
+            if read_header(path, settings.delimiter) != column_names:
                 raise RuntimeError(f"Files in the same split have different headers: {files[0]}, {path}.")
-        na_bytes, impute_non_finite = read_settings(exec_properties)
-        na_values = sorted(v.decode("utf-8") for v in na_bytes)
-        kinds = fast_csv.infer_kinds(files, column_names, na_values, impute_non_finite)
+        na_values = sorted(v.decode("utf-8") for v in settings.na_values)
+        impute_non_finite = settings.impute_non_finite
+        kinds = fast_csv.infer_kinds(files, column_names, na_values, impute_non_finite, delimiter=settings.delimiter)
         for artifact in output_dict[standard_component_specs.EXAMPLES_KEY]:
             columnar_copy.remove(artifact.uri)  # a retried execution's leftovers
-        counts = fast_csv.write_examples(files, column_names, kinds, na_values, impute_non_finite, splits)
+        counts = fast_csv.write_examples(
+            files, column_names, kinds, na_values, impute_non_finite, splits, delimiter=settings.delimiter
+        )
         logging.info(
             "ExampleGen (in-process fast path) wrote %s.", ", ".join(f"{n}: {c} rows" for n, c in counts.items())
         )

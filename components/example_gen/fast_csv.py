@@ -84,10 +84,12 @@ class SplitSpec:
     folders: tuple[str, ...]
 
 
-def _read_batches(path: str, column_names: Sequence[str], na_values: Sequence[str]) -> Iterator[pa.RecordBatch]:
+def _read_batches(
+    path: str, column_names: Sequence[str], na_values: Sequence[str], delimiter: str = ","
+) -> Iterator[pa.RecordBatch]:
     """The file's rows as record batches of strings (missing-value markers as nulls), header skipped."""
     read = pa_csv.ReadOptions(column_names=list(column_names), skip_rows=1, block_size=BATCH_BYTES)
-    parse = pa_csv.ParseOptions(newlines_in_values=True, ignore_empty_lines=True)
+    parse = pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True, ignore_empty_lines=True)
     convert = pa_csv.ConvertOptions(
         column_types={name: pa.string() for name in column_names},
         null_values=sorted(set(na_values) | {""}),
@@ -132,12 +134,16 @@ def _prepared(batch: pa.RecordBatch, impute_non_finite: bool) -> pa.RecordBatch:
 
 
 def infer_kinds(
-    files: Sequence[str], column_names: Sequence[str], na_values: Sequence[str], impute_non_finite: bool
+    files: Sequence[str],
+    column_names: Sequence[str],
+    na_values: Sequence[str],
+    impute_non_finite: bool,
+    delimiter: str = ",",
 ) -> list[int]:
-    """Each column's kind over every row of `files` (a first pass over the data)."""
+    """Each column's kind over every row of `files` (a first pass over the data; cells between `delimiter`s)."""
     kinds = [ColumnKind.UNKNOWN] * len(column_names)
     for path in files:
-        for batch in _read_batches(path, column_names, na_values):
+        for batch in _read_batches(path, column_names, na_values, delimiter):
             batch = _prepared(batch, impute_non_finite)
             for index, column in enumerate(batch.columns):
                 if kinds[index] != ColumnKind.STRING:
@@ -243,9 +249,9 @@ def write_batch(job: BatchJob, batch: pa.RecordBatch, name: str) -> dict[str, in
     return counts
 
 
-def _batches_in_files(files: Sequence[str], column_names: Sequence[str], na_values: Sequence[str]):
+def _batches_in_files(files: Sequence[str], column_names: Sequence[str], na_values: Sequence[str], delimiter: str):
     for path in files:
-        yield from _read_batches(path, column_names, na_values)
+        yield from _read_batches(path, column_names, na_values, delimiter)
 
 
 def worker_count(total_bytes: int, cpus: int | None = None) -> int:
@@ -265,10 +271,12 @@ def write_examples(
     splits: SplitSpec,
     seed: int = 0,
     workers: int | None = None,
+    delimiter: str = ",",
 ) -> dict[str, int]:
     """Encodes every row of `files` into each split's gzipped TFRecord files; returns rows per split.
 
     Args:
+        delimiter: the character between cells.
         workers: processes encoding batches in parallel (default `worker_count`: none for one
             batch of data, else one per core); each batch becomes one file per split.
 
@@ -281,7 +289,7 @@ def write_examples(
     job = BatchJob(tuple(kinds), impute_non_finite, splits, seed)
     if workers is None:
         workers = worker_count(sum(os.path.getsize(path) for path in files))
-    batches = _batches_in_files(files, column_names, na_values)
+    batches = _batches_in_files(files, column_names, na_values, delimiter)
     counts = dict.fromkeys(splits.names, 0)
     if workers == 0:
         for index, batch in enumerate(batches):

@@ -115,12 +115,12 @@ def _numbers_cell_by_cell(column: pa.Array, present: np.ndarray) -> tuple[np.nda
     return numbers, text_rows
 
 
-def _line_numbers(path: str, rows: set[int], open_text) -> dict[int, int]:
+def _line_numbers(path: str, rows: set[int], open_text, delimiter: str) -> dict[int, int]:
     """The file's line number of each data row index in `rows` (csv-module pass up to the largest)."""
     found: dict[int, int] = {}
     last = max(rows)
     with open_text(path) as handle:
-        reader = csv.reader(handle, strict=True)
+        reader = csv.reader(handle, strict=True, delimiter=delimiter)
         next(reader)
         index = 0
         for row in reader:
@@ -134,16 +134,17 @@ def _line_numbers(path: str, rows: set[int], open_text) -> dict[int, int]:
     return found
 
 
-def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_text):
+def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_text, delimiter: str = ","):
     """The DataProfile of `files` (all with `header`), or None when the row-by-row reader must give a message.
 
     Args:
-        files: CSV files (`.csv` or `.csv.gz`).
+        files: CSV files (`.csv`, `.tsv`, gzipped or not).
         header: their column names (already checked by the caller).
         na_values: cell texts that mean "missing".
         non_finite: `error` or `impute`, as `profile_csv`.
         keep_columns: columns whose per-row float values are kept.
         open_text: opens a file as text the way the row-by-row reader does (for line numbers).
+        delimiter: the character between cells.
     """
     from pipelines.spec.data_checks import DataProfile
 
@@ -152,7 +153,7 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
     try:
         for file_index, path in enumerate(files):
             read = pa_csv.ReadOptions(column_names=list(header), skip_rows=1, block_size=16 << 20)
-            parse = pa_csv.ParseOptions(newlines_in_values=True, ignore_empty_lines=True)
+            parse = pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True, ignore_empty_lines=True)
             convert = pa_csv.ConvertOptions(
                 column_types={name: pa.string() for name in header},
                 null_values=sorted(set(na_values)),
@@ -176,7 +177,7 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
     for column in columns.values():
         if column.first_text is not None:
             wanted.setdefault(column.first_text[0], set()).add(column.first_text[1])
-    lines = {index: _line_numbers(files[index], needed, open_text) for index, needed in wanted.items()}
+    lines = {index: _line_numbers(files[index], needed, open_text, delimiter) for index, needed in wanted.items()}
     first_text = {}
     for name, column in columns.items():
         if column.first_text is not None:
@@ -197,4 +198,5 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
             for n in header
             if columns[n].kept is not None
         },
+        delimiter=delimiter,
     )

@@ -16,10 +16,13 @@ import os
 
 from pipelines.spec.csv_profile_fast import FAST_MIN_BYTES, fast_profile, parse_number
 
-__all__ = ["DataProblem", "DataProfile", "list_data_files", "profile_csv", "profile_tfrecord"]
+__all__ = ["DataProblem", "DataProfile", "csv_delimiter", "list_data_files", "profile_csv", "profile_tfrecord"]
 
 _MAX_REPORTED_ROWS = 5
-_CSV_ENDINGS = (".csv", ".csv.gz")
+_TSV_ENDINGS = (".tsv", ".tsv.gz", ".tab")
+_CSV_ENDINGS = (".csv", ".csv.gz", *_TSV_ENDINGS)
+# What a header read as one column holds when the file has another separator than the one used.
+_OTHER_DELIMITERS = (";", "\t", "|", ",")
 _TFRECORD_ENDINGS = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".gz", ".rio")
 _IMAGE_ENDINGS = (".jpg", ".jpeg", ".png")
 
@@ -45,6 +48,18 @@ class DataProfile:
     first_text: dict[str, tuple[str, int, str]] = dataclasses.field(default_factory=dict)
     # Column -> one float (None: missing or text) per row, for the columns asked for.
     values: dict[str, tuple] = dataclasses.field(default_factory=dict)
+    delimiter: str = ","  # CSV: the character between cells
+
+
+def csv_delimiter(files: list[str] | tuple[str, ...], declared: str | None) -> str:
+    """The character between cells: `declared` (`data.delimiter`), else a tab for `.tsv`/`.tab` files, else `,`."""
+    if declared is not None:
+        return declared
+    return "\t" if files and all(path.endswith(_TSV_ENDINGS) for path in files) else ","
+
+
+def _shown(delimiter: str) -> str:
+    return '"\\t"' if delimiter == "\t" else f'"{delimiter}"'
 
 
 def list_data_files(path: str, data_format: str | None) -> tuple[list[str], str]:
@@ -118,11 +133,18 @@ class _ColumnTally:
     non_finite: list[tuple[str, int, str]] = dataclasses.field(default_factory=list)
 
 
-def _read_header(path: str, reader) -> list[str]:
+def _read_header(path: str, reader, delimiter: str = ",") -> list[str]:
     try:
         header = next(reader)
     except StopIteration:
         raise DataProblem(f"{path} is empty. Expected a header line and data rows.") from None
+    other = next((d for d in _OTHER_DELIMITERS if d != delimiter and len(header) == 1 and d in header[0]), None)
+    if other is not None:
+        raise DataProblem(
+            f"{path}: the header reads as one column, `{header[0][:120]}`, when cells are separated by "
+            f"{_shown(delimiter)}; it holds {_shown(other)}. Expected the file's separator. "
+            f"Add `delimiter: {_shown(other)}` under `data:`."
+        )
     unnamed = [i + 1 for i, name in enumerate(header) if not name.strip()]
     if unnamed:
         raise DataProblem(
@@ -145,18 +167,20 @@ def _non_finite_problem(column: str, cells: list[tuple[str, int, str]]) -> str:
     )
 
 
-def _fast_profile_or_none(files, na_values, non_finite: str, keep_columns) -> DataProfile | None:
+def _fast_profile_or_none(files, na_values, non_finite: str, keep_columns, delimiter: str) -> DataProfile | None:
     """The Arrow-based profile of large files, or None for the row-by-row reader (and its exact messages)."""
     headers = []
     try:
         for path in files:
             with _open_text(path) as handle:
-                headers.append(_read_header(path, csv.reader(handle, strict=True)))
+                headers.append(_read_header(path, csv.reader(handle, strict=True, delimiter=delimiter), delimiter))
     except (UnicodeDecodeError, csv.Error):
         return None
     if any(header != headers[0] for header in headers):
         return None
-    return fast_profile(files, headers[0], tuple(na_values), non_finite, tuple(keep_columns), _open_text)
+    return fast_profile(
+        files, headers[0], tuple(na_values), non_finite, tuple(keep_columns), _open_text, delimiter=delimiter
+    )
 
 
 def profile_csv(
@@ -164,6 +188,7 @@ def profile_csv(
     na_values: tuple[str, ...] | list[str] = ("",),
     non_finite: str = "error",
     keep_columns: tuple[str, ...] = (),
+    delimiter: str = ",",
 ) -> DataProfile:
     """Reads every row of every CSV file once, checking shape and value types.
 
@@ -179,6 +204,7 @@ def profile_csv(
             counts as missing).
         keep_columns: columns whose values (float, None when missing or text)
             are kept per row in `DataProfile.values`, for label checks.
+        delimiter: the character between cells (`csv_delimiter`).
 
     Returns:
         The profile: columns, numeric columns, rows, and per-column findings.
@@ -186,10 +212,11 @@ def profile_csv(
     Raises:
         DataProblem: an empty file, a file without data rows, headers that
             differ between files, an unnamed column, rows whose field count is
-            not the header's, or (with `non_finite="error"`) non-finite numbers.
+            not the header's, a header that reads as one column holding another
+            separator, or (with `non_finite="error"`) non-finite numbers.
     """
     if sum(os.path.getsize(path) for path in files) >= FAST_MIN_BYTES:
-        profile = _fast_profile_or_none(files, na_values, non_finite, keep_columns)
+        profile = _fast_profile_or_none(files, na_values, non_finite, keep_columns, delimiter)
         if profile is not None:
             return profile
     missing_marks = frozenset(na_values)
@@ -200,8 +227,8 @@ def profile_csv(
     for path in files:
         try:
             with _open_text(path) as handle:
-                reader = csv.reader(handle, strict=True)
-                file_header = _read_header(path, reader)
+                reader = csv.reader(handle, strict=True, delimiter=delimiter)
+                file_header = _read_header(path, reader, delimiter)
                 if header is None:
                     header = file_header
                     tallies = {column: _ColumnTally() for column in header}
@@ -275,6 +302,7 @@ def profile_csv(
         constant=frozenset(c for c in header if len(tallies[c].distinct) == 1),
         first_text={c: tallies[c].text_at for c in header if tallies[c].text_at is not None},
         values={c: tuple(v) for c, v in kept.items()},
+        delimiter=delimiter,
     )
 
 

@@ -31,11 +31,13 @@ def _open_text(path: str):
     return open(path, encoding="utf-8-sig", newline="")
 
 
-def _csv_cells(files: Sequence[str], column: str, missing: frozenset[str] = frozenset({""})) -> set[str]:
+def _csv_cells(
+    files: Sequence[str], column: str, missing: frozenset[str] = frozenset({""}), delimiter: str = ","
+) -> set[str]:
     cells: set[str] = set()
     for path in files:
         with _open_text(path) as handle:
-            reader = csv.reader(handle)
+            reader = csv.reader(handle, delimiter=delimiter)
             header = next(reader, [])
             if column not in header:
                 raise LabelClassError(
@@ -106,7 +108,7 @@ def label_values(resolved: ResolvedSpec) -> set[str]:
     elif resolved.data_format == "tfrecord":
         names = _tfrecord_values(files, column)
     else:
-        cells = _csv_cells(files, column, frozenset({"", *resolved.spec.data.na_values}))
+        cells = _csv_cells(files, column, frozenset({"", *resolved.spec.data.na_values}), resolved.csv_delimiter)
         names = {class_name(float(c)) for c in cells} if all(_is_number(c) for c in cells) else cells
     if len(names) > _MAX_CLASSES:
         raise LabelClassError(

@@ -131,14 +131,30 @@ class DataSpec:
     "missing" (default: empty, `NA`, `N/A`, `NaN`, `nan`, `null`); a numeric
     column with such cells stays numeric and its gaps are imputed (see
     `FeatureSpec.impute`). A UTF-8 byte-order mark before the header is
-    ignored. `checks` sets limits on data defects (`DataChecksSpec`).
+    ignored. `delimiter` is the one character between a CSV file's cells
+    (default: a tab for `.tsv` files, else `,`), e.g. `";"` for the
+    semicolon-separated files of locales with decimal commas, or `"\t"`.
+    `checks` sets limits on data defects (`DataChecksSpec`).
     """
 
     path: str
     format: Optional[Literal["csv", "tfrecord", "image_folder"]] = None
     splits: dict[str, int] = dataclasses.field(default_factory=lambda: {"train": 2, "eval": 1})
     na_values: list[str] = dataclasses.field(default_factory=lambda: list(DEFAULT_NA_VALUES))
+    delimiter: Optional[str] = None
     checks: DataChecksSpec = dataclasses.field(default_factory=DataChecksSpec)
+
+    def __post_init__(self):
+        if self.delimiter is not None and (len(self.delimiter) != 1 or self.delimiter in '"\r\n'):
+            raise ValueError(
+                "`delimiter` must be one character other than a quote or a line break. "
+                f'Received: delimiter={self.delimiter!r}. Example: `delimiter: ";"`, or `delimiter: "\\t"` for tabs.'
+            )
+        if self.delimiter is not None and self.format not in (None, "csv"):
+            raise ValueError(
+                f"`delimiter` is for CSV files. Received: format={self.format}, delimiter={self.delimiter!r}. "
+                "Remove `delimiter`."
+            )
 
 
 @dataclasses.dataclass(frozen=True)

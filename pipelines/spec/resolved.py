@@ -49,6 +49,7 @@ class ResolvedSpec:
     model_name: str
     data_files: tuple[str, ...] = ()
     data_format: str = "csv"
+    csv_delimiter: str = ","  # the character between CSV cells (`data.delimiter`, or from the file names)
     columns: tuple[str, ...] = ()
     numeric_columns: frozenset[str] = frozenset()
 

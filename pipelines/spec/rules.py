@@ -15,7 +15,14 @@ from collections.abc import Callable, Iterator
 from components.transform import label_expression
 from pipelines.spec import data_rules
 from pipelines.spec import metrics as metric_table
-from pipelines.spec.data_checks import DataProblem, DataProfile, list_data_files, profile_csv, profile_tfrecord
+from pipelines.spec.data_checks import (
+    DataProblem,
+    DataProfile,
+    csv_delimiter,
+    list_data_files,
+    profile_csv,
+    profile_tfrecord,
+)
 from pipelines.spec.errors import SpecProblem, did_you_mean
 from pipelines.spec.image_profile import profile_image_folder, rule_image_folder
 from pipelines.spec.media_rules import rule_augment_with_xla, rule_media_model, rule_media_transforms
@@ -32,6 +39,7 @@ __all__ = ["RULES", "check", "CheckContext"]
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _NUMERIC_TRANSFORMS = {"zscore", "minmax", "log", "identity", "bucketize"}
+_DECIMAL_COMMA = re.compile(r"^[+-]?[0-9]+,[0-9]+$")  # `3,5`: a number written in a decimal-comma locale
 MAX_SPLIT_WEIGHT = 1000
 MAX_LAYER_WIDTH = 65_536
 MAX_EMBEDDING_DIM = 4096
@@ -107,7 +115,11 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
         if data_format == "csv":
             data = ctx.spec.data
             ctx.profile = profile_csv(
-                files, data.na_values, data.checks.non_finite, keep_columns=data_rules.label_columns(ctx.spec)
+                files,
+                data.na_values,
+                data.checks.non_finite,
+                keep_columns=data_rules.label_columns(ctx.spec),
+                delimiter=csv_delimiter(files, data.delimiter),
             )
         elif data_format == "image_folder":
             ctx.profile = profile_image_folder(files[0])
@@ -131,11 +143,19 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
         elif feature.transform in _NUMERIC_TRANSFORMS and name not in ctx.profile.numeric:
             where = ctx.profile.first_text.get(name)
             cell = f" Received: `{where[2]}` at {where[0]} line {where[1]}." if where else ""
+            if where and _DECIMAL_COMMA.match(where[2].strip()):
+                fix = (
+                    " It reads as a number with a decimal comma: write the file with decimal points, e.g. "
+                    "pandas `read_csv(path, sep=';', decimal=',').to_csv(new_path, index=False)`."
+                )
+            else:
+                fix = (
+                    " If that text marks a missing value, add it to `data.na_values`; if the column is "
+                    "categorical, use `vocabulary` or `hash`."
+                )
             yield ctx.problem(
                 f"{path}.transform",
-                f"transform `{feature.transform}` needs a numeric column, but `{name}` holds text.{cell} If that "
-                "text marks a missing value, add it to `data.na_values`; if the column is categorical, use "
-                "`vocabulary` or `hash`.",
+                f"transform `{feature.transform}` needs a numeric column, but `{name}` holds text.{cell}{fix}",
             )
     label = ctx.spec.label
     if label.column is not None and label.column not in columns:

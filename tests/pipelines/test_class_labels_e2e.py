@@ -6,7 +6,9 @@ loaded and its `serving_default` (Predict) and `classification` (Classify)
 signatures are asked about rows whose class is known: they answer with class
 names and scores. The string multi-class run also deploys (the Deployer
 compares served string outputs with the trained model's); the integer one
-trains on materialized transformed examples.
+trains on materialized transformed examples. Two runs read other separators
+than commas, as public datasets come: the yes/no run a semicolon-separated
+file (`data.delimiter: ";"`), the integer run a `.tsv` file (tabs, from the name).
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ pytestmark = pytest.mark.e2e
 CENTRES = (-2.0, 0.0, 2.0)
 
 
-def _write_csv(path, names: list, rows: int = 300, seed: int = 0) -> list[tuple[float, float, str]]:
-    """Rows (x, noise, class) with `x` near the class's centre; returns them."""
+def _write_csv(
+    path, names: list, rows: int = 300, seed: int = 0, delimiter: str = ","
+) -> list[tuple[float, float, str]]:
+    """Rows (x, noise, class) with `x` near the class's centre, cells between `delimiter`s; returns them."""
     rng = np.random.default_rng(seed)
     data = []
     for i in range(rows):
@@ -34,16 +38,24 @@ def _write_csv(path, names: list, rows: int = 300, seed: int = 0) -> list[tuple[
             (round(float(CENTRES[index] + rng.uniform(-0.3, 0.3)), 4), round(float(rng.normal()), 4), names[index])
         )
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
+        writer = csv.writer(handle, delimiter=delimiter)
         writer.writerow(["x", "noise", "kind"])
         writer.writerows(data)
     return data
 
 
-def _spec(root, data_path: str, name: str, label: dict, deploy: bool = False, materialize: bool = False) -> dict:
+def _spec(
+    root,
+    data_path: str,
+    name: str,
+    label: dict,
+    deploy: bool = False,
+    materialize: bool = False,
+    data: dict | None = None,
+) -> dict:
     return {
         "pipeline": {"name": name, "root": str(root / "run")},
-        "data": {"path": data_path, "splits": {"train": 3, "eval": 1}},
+        "data": {"path": data_path, "splits": {"train": 3, "eval": 1}, **(data or {})},
         "features": {"x": {"transform": "zscore"}, "noise": {"transform": "zscore"}},
         "label": {"name": "kind_label", "column": "kind", "task": "classification", **label},
         "transform": {"materialize": materialize},
@@ -55,15 +67,18 @@ def _spec(root, data_path: str, name: str, label: dict, deploy: bool = False, ma
 
 
 def _run(
-    tmp_path_factory, name: str, names: list, label: dict, deploy: bool = False, materialize: bool = False
+    tmp_path_factory, name: str, names: list, label: dict, file_name: str = "data.csv", delimiter: str = ",", **options
 ) -> dict:
+    """Trains and pushes; `options` go to `_spec` (deploy, materialize)."""
     import pipelines
 
     root = tmp_path_factory.mktemp(name)
-    data = _write_csv(root / "data.csv", names)
+    data = _write_csv(root / file_name, names, delimiter=delimiter)
+    declared = {"delimiter": delimiter} if delimiter == ";" else {}  # a tab comes from the `.tsv` name
     spec_file = root / "spec.yaml"
     spec_file.write_text(
-        yaml.safe_dump(_spec(root, str(root / "data.csv"), name, label, deploy, materialize)), encoding="utf-8"
+        yaml.safe_dump(_spec(root, str(root / file_name), name, label, data=declared, **options)),
+        encoding="utf-8",
     )
     outcome = pipelines.run(pipelines.load(str(spec_file)))
     pushed = outcome.summary.pushed_path
@@ -103,13 +118,21 @@ def three_text_classes(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def yes_no(tmp_path_factory):
-    return _run(tmp_path_factory, "answers", ["no", "yes"], {})
+    return _run(tmp_path_factory, "answers", ["no", "yes"], {}, delimiter=";")
 
 
 @pytest.fixture(scope="module")
 def three_integer_classes(tmp_path_factory):
     # The declared order (3, 1, 2) is the class index order; trained on materialized transformed examples.
-    return _run(tmp_path_factory, "cultivars", [3, 1, 2], {"classes": [3, 1, 2]}, materialize=True)
+    return _run(
+        tmp_path_factory,
+        "cultivars",
+        [3, 1, 2],
+        {"classes": [3, 1, 2]},
+        materialize=True,
+        file_name="data.tsv",
+        delimiter="\t",
+    )
 
 
 def test_text_classes_are_predicted_by_name_with_scores(three_text_classes):

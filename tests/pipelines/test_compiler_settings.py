@@ -52,6 +52,20 @@ def test_wordpiece_loads_tensorflow_text_in_beam_workers(tmp_path, taxi_sample_c
     assert not [a for a in _pipeline(tmp_path, taxi_sample_csv).beam_pipeline_args if "beam_plugins" in a]
 
 
+def test_the_data_files_separator_reaches_example_gen(tmp_path, taxi_sample_csv):
+    import csv
+
+    from components.example_gen.csv_executor import read_settings
+
+    tabbed = tmp_path / "taxi.tsv"
+    with open(taxi_sample_csv, newline="", encoding="utf-8") as source, open(tabbed, "w", newline="") as target:
+        csv.writer(target, delimiter="\t").writerows(csv.reader(source))
+    by_name = _components(tmp_path, str(tabbed))["ExampleGen"]
+    assert read_settings(by_name.exec_properties).delimiter == "\t"
+    comma = _components(tmp_path, taxi_sample_csv)["ExampleGen"]
+    assert read_settings(comma.exec_properties).delimiter == ","
+
+
 def _pipeline(tmp_path, taxi_sample_csv, **sections):
     spec = taxi_spec(taxi_sample_csv, str(tmp_path / "root"), **sections)
     return compile_pipeline(load_spec(write_spec(tmp_path / "spec.yaml", spec)))

@@ -28,13 +28,13 @@ from pipelines.targets.beam import direct_multiprocessing_args
 MESSY = '\ufeffmean radius,"price, usd",kind\n1.5,NA,a\nNA,2,b\n3.5,inf,null\n'
 
 
-def _run(folder, text: str, na_values, impute_non_finite: bool) -> list[dict]:
+def _run(folder, text: str, na_values, impute_non_finite: bool, delimiter: str = ",") -> list[dict]:
     (folder / "data.csv").write_text(text, encoding="utf-8")
     exec_properties = {
         standard_component_specs.INPUT_BASE_KEY: str(folder),
         # TFX hands proto parameters to executors as JSON text.
         standard_component_specs.CUSTOM_CONFIG_KEY: json_format.MessageToJson(
-            make_custom_config(na_values, impute_non_finite)
+            make_custom_config(na_values, impute_non_finite, delimiter)
         ),
     }
     output = str(folder / "examples.tfrecord")
@@ -91,7 +91,7 @@ def test_tfx_own_executor_keeps_the_bom_and_splits_quoted_names(tmp_path):
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [(None, (frozenset({b""}), False)), ("", (frozenset({b""}), False))],
+    [(None, (frozenset({b""}), False, ",")), ("", (frozenset({b""}), False, ","))],
     ids=["absent", "empty"],
 )
 def test_without_custom_config_the_defaults_are_tfx_s(raw, expected):
@@ -105,9 +105,21 @@ def test_read_header_of_an_empty_file_names_it(tmp_path):
 
 
 def test_settings_round_trip_through_the_component_config():
-    config = json_format.MessageToJson(make_custom_config(["NA", "?"], True))
-    na_values, impute = read_settings({standard_component_specs.CUSTOM_CONFIG_KEY: config})
-    assert na_values == {b"", b"NA", b"?"} and impute is True
+    config = json_format.MessageToJson(make_custom_config(["NA", "?"], True, "\t"))
+    settings = read_settings({standard_component_specs.CUSTOM_CONFIG_KEY: config})
+    assert settings.na_values == {b"", b"NA", b"?"} and settings.impute_non_finite is True
+    assert settings.delimiter == "\t"
+
+
+def test_a_comma_file_keeps_the_config_it_had_before_delimiters_so_its_cache_holds():
+    config = json_format.MessageToJson(make_custom_config(["NA"], False, ","))
+    assert "delimiter" not in config
+    assert read_settings({standard_component_specs.CUSTOM_CONFIG_KEY: config}).delimiter == ","
+
+
+def test_read_header_splits_at_the_delimiter_and_keeps_quoted_ones(tmp_path):
+    (tmp_path / "data.csv").write_text('\ufeffa;"b;c";d,e\n1;2;3\n', encoding="utf-8")
+    assert read_header(str(tmp_path / "data.csv"), ";") == ["a", "b;c", "d,e"]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,9 @@ compared as multisets of {feature: (kind, values)}.
 
 from __future__ import annotations
 
+import csv
 import glob
+import io
 import os
 
 import pytest
@@ -37,20 +39,22 @@ def _read_split(folder: str) -> list[tuple]:
     ]
 
 
-def _fast(folder, text: str, na_values, impute_non_finite: bool) -> list[tuple]:
+def _fast(folder, text: str, na_values, impute_non_finite: bool, delimiter: str = ",") -> list[tuple]:
     path = folder / "fast.csv"
     path.write_text(text, encoding="utf-8")
-    names = read_header(str(path))
-    kinds = fast_csv.infer_kinds([str(path)], names, na_values, impute_non_finite)
+    names = read_header(str(path), delimiter)
+    kinds = fast_csv.infer_kinds([str(path)], names, na_values, impute_non_finite, delimiter=delimiter)
     splits = fast_csv.SplitSpec(("all",), (), (str(folder / "out"),))
-    counts = fast_csv.write_examples([str(path)], names, kinds, na_values, impute_non_finite, splits)
+    counts = fast_csv.write_examples(
+        [str(path)], names, kinds, na_values, impute_non_finite, splits, delimiter=delimiter
+    )
     rows = _read_split(str(folder / "out"))
     assert counts == {"all": len(rows)}
     return rows
 
 
-def _tfx(folder, text: str, na_values, impute_non_finite: bool) -> list[tuple]:
-    rows = _run(folder, text, na_values, impute_non_finite)
+def _tfx(folder, text: str, na_values, impute_non_finite: bool, delimiter: str = ",") -> list[tuple]:
+    rows = _run(folder, text, na_values, impute_non_finite, delimiter)
     return [tuple(sorted((name, kind, tuple(values)) for name, (kind, values) in row.items())) for row in rows]
 
 
@@ -76,6 +80,23 @@ def test_fast_path_writes_what_the_beam_path_writes(tmp_path, case):
     assert sorted(_fast(tmp_path / "fast", text, na_values, impute)) == sorted(
         _tfx(tmp_path / "beam", text, na_values, impute)
     )
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t", "|"], ids=["semicolon", "tab", "pipe"])
+def test_another_separator_gives_the_examples_of_the_comma_file_on_both_paths(tmp_path, delimiter):
+    # Cells holding every separator, quoted where the file's own separator needs it.
+    text = 'name,"price, usd",n\nZürich,1.5,1\n"a;b|c\td",NA,2\nx y,-3e2,\n'
+    rows = list(csv.reader(io.StringIO(text)))
+    other = io.StringIO()
+    csv.writer(other, delimiter=delimiter, lineterminator="\n").writerows(rows)
+    for name in ("comma", "fast", "beam"):
+        (tmp_path / name).mkdir()
+
+    expected = sorted(_fast(tmp_path / "comma", text, ["", "NA"], False))
+
+    assert len(expected) == 3 and any(("name", "bytes_list", (b"a;b|c\td",)) in row for row in expected)
+    assert sorted(_fast(tmp_path / "fast", other.getvalue(), ["", "NA"], False, delimiter)) == expected
+    assert sorted(_tfx(tmp_path / "beam", other.getvalue(), ["", "NA"], False, delimiter)) == expected
 
 
 def test_taxi_data_is_written_identically(tmp_path):

@@ -168,6 +168,30 @@ CASES = [
         {"features": {"mean_fare": {"transform": "zscore"}}},
         ["features.mean_fare", "column `mean_fare` is not in the data", "Did you mean `mean fare`?"],
     ),
+    (
+        "semicolon_separated_read_with_commas",  # as UCI's wine-quality files come
+        GOOD.replace(",", ";"),
+        {},
+        ["data.path", "data.csv: the header reads as one column, `fare;tips;company;label`", 'delimiter: ";"'],
+    ),
+    (
+        "tab_separated_declared_as_semicolons",
+        GOOD.replace(",", "\t"),
+        {"data.delimiter": ";"},
+        ["data.path", "data.csv: the header reads as one column", 'holds "\\t"', 'Add `delimiter: "\\t"`'],
+    ),
+    (
+        "decimal_commas_in_a_semicolon_file",
+        "\n".join(line.replace(",", ";").replace(".", ",") for line in GOOD.splitlines()) + "\n",
+        {"data.delimiter": ";"},
+        ["features.fare.transform", "Received: `5,00` at", "data.csv line 2", "decimal comma", "decimal=','"],
+    ),
+    (
+        "delimiter_of_two_characters",
+        GOOD,
+        {"data.delimiter": ";;"},
+        ["`delimiter` must be one character", "Received: delimiter=';;'"],
+    ),
 ]
 
 
@@ -241,8 +265,20 @@ def test_case_table_has_at_least_15_bad_files():
         (_with_cell(2, 0, "NA"), {"fare": {"transform": "zscore"}}, {}),
         (_with_cell(2, 0, "-"), {"fare": {"transform": "zscore"}}, {"data.na_values": ["", "-"]}),
         (_with_cell(3, 0, "inf"), {"fare": {"transform": "zscore"}}, {"data.checks": {"non_finite": "impute"}}),
+        (GOOD.replace(",", ";"), {"fare": {"transform": "zscore"}}, {"data.delimiter": ";"}),
+        ({"part.tsv": GOOD.replace(",", "\t")}, {"fare": {"transform": "zscore"}}, {"data.path": "data"}),
     ],
-    ids=["utf8_bom", "space_in_name", "unicode_and_dot", "quoted_comma_digit", "na_cell", "custom_marker", "impute"],
+    ids=[
+        "utf8_bom",
+        "space_in_name",
+        "unicode_and_dot",
+        "quoted_comma_digit",
+        "na_cell",
+        "custom_marker",
+        "impute",
+        "semicolons_declared",
+        "tsv_by_name",
+    ],
 )
 def test_messy_but_usable_file_is_valid(tmp_path, repo_dir, text, features, overrides):
     spec_file = _write_case(

@@ -44,6 +44,10 @@ def _both(monkeypatch, files, **kwargs):
             {"non_finite": "impute", "keep_columns": ("a", "b")},
         ),
         ("a,b\n1, 2\n3,1_0\n", {"keep_columns": ("a", "b")}),  # whitespace and `_`: float() reads them
+        (
+            MESSY.replace(",", ";"),
+            {"na_values": ("", "NA"), "non_finite": "impute", "keep_columns": ("price",), "delimiter": ";"},
+        ),
     ],
     ids=[
         "messy",
@@ -54,6 +58,7 @@ def _both(monkeypatch, files, **kwargs):
         "zeros",
         "arrow-numbers",
         "python-numbers",
+        "semicolons",
     ],
 )
 def test_fast_profile_equals_the_row_by_row_profile(tmp_path, monkeypatch, text, kwargs):
@@ -100,11 +105,15 @@ def test_non_utf8_gets_the_row_by_row_message(tmp_path, monkeypatch):
         profile_csv([str(path)])
 
 
-@pytest.mark.parametrize("text", [MESSY, "a,b\n1,x\n1,x\n", "a\n-0\n0.0\n"])
-def test_the_fast_path_itself_profiles_these_files(tmp_path, text):
+@pytest.mark.parametrize(
+    ("text", "delimiter"),
+    [(MESSY, ","), ("a,b\n1,x\n1,x\n", ","), ("a\n-0\n0.0\n", ","), (MESSY.replace(",", "\t"), "\t")],
+    ids=["messy", "constant", "zeros", "tabs"],
+)
+def test_the_fast_path_itself_profiles_these_files(tmp_path, text, delimiter):
     path = tmp_path / "data.csv"
     path.write_text(text, encoding="utf-8")
-    header = text.split("\n", 1)[0].split(",")
+    header = text.split("\n", 1)[0].split(delimiter)
     profile = data_checks.fast_profile(
         [str(path)],
         header,
@@ -112,5 +121,8 @@ def test_the_fast_path_itself_profiles_these_files(tmp_path, text):
         "impute",
         (),
         data_checks._open_text,  # noqa: SLF001
+        delimiter=delimiter,
     )
-    assert profile is not None and profile.columns == tuple(header)
+    assert profile is not None and profile.columns == tuple(header) and profile.delimiter == delimiter
+    if len(header) == 5:  # MESSY, with either separator
+        assert profile.numeric == {"id", "price", "score"}

@@ -64,10 +64,11 @@ def read_eval_labels(model_uri: str, split_uri: str, label_key: str) -> np.ndarr
             "Check that the `eval` split has a weight in `data.splits`."
         )
     transform = tf.saved_model.load(serving_model_dir(model_uri)).signatures["transform_features"]
+    (examples_input,) = transform.structured_input_signature[1]  # `examples`, unless a column has that name
     compression = "GZIP" if files[0].endswith(".gz") else ""
     labels = []
     for batch in tf.data.TFRecordDataset(files, compression_type=compression).batch(_BATCH):
-        outputs = transform(examples=batch)
+        outputs = transform(**{examples_input: batch})
         if label_key not in outputs:
             raise ValueError(
                 f"the model's `transform_features` does not output the label `{label_key}`. "

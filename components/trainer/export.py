@@ -2,7 +2,10 @@
 
 Signatures:
 - `serving_default` (Predict): serialized tf.Example `examples` -> outputs,
-  with the tf.Transform graph inside.
+  with the tf.Transform graph inside. When a data column is itself named
+  `examples`, the input is `serialized_examples` here and in
+  `transform_features` (`serialized_input_name`): TFMA feeds a signature's
+  one string input the feature of the same name when there is one.
 - `serving_raw` (Predict): one [batch] tensor per raw feature column, for
   JSON clients.
 - `classification` / `regression`: TF Serving's Classify/Regress signatures
@@ -30,10 +33,19 @@ from components.trainer import class_outputs, model_inputs
 from components.trainer.signature_names import rename_signature_inputs
 from components.transform.config import TransformConfig
 
-__all__ = ["export_serving_model", "CLASSIFY_METHOD", "REGRESS_METHOD"]
+__all__ = ["export_serving_model", "serialized_input_name", "CLASSIFY_METHOD", "REGRESS_METHOD"]
 
 CLASSIFY_METHOD = "tensorflow/serving/classify"
 REGRESS_METHOD = "tensorflow/serving/regress"
+
+
+def serialized_input_name(columns) -> str:
+    """The input name of the signatures taking serialized tf.Examples: `examples` (TFX's and TF Serving's
+    name), prefixed with `serialized_` until it is no column of the data."""
+    name = "examples"
+    while name in columns:
+        name = f"serialized_{name}"
+    return name
 
 
 def _raw_tensors_to_parsed(raw: dict, spec: dict) -> dict:
@@ -80,7 +92,9 @@ def export_serving_model(
             return class_outputs.predict_outputs(prediction, names)
         return class_outputs.regression_outputs(prediction)
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    examples_name = serialized_input_name(raw_spec)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=examples_name)])
     def serve_examples(examples):
         return outputs(predict_transformed(tf.io.parse_example(examples, serving_spec)))
 
@@ -94,7 +108,7 @@ def export_serving_model(
         raw = dict(zip(config.features, tensors))
         return outputs(predict_transformed(_raw_tensors_to_parsed(raw, serving_spec)))
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=examples_name)])
     def transform_features(examples):
         return model.tft_layer(tf.io.parse_example(examples, raw_spec))
 

@@ -3,7 +3,10 @@
 One real run (`python -m pipelines run`) shared by the module. The file has a
 BOM before the header, a column `mean radius` with `NA` cells (mean-imputed,
 with a missing indicator), a quoted `température.2` with empty cells
-(median-imputed) and a text column. The pushed model's `serving_raw` inputs are
+(median-imputed), a text column and a column named `examples`, the name of the
+serialized-example input of `serving_default` and `transform_features` (TFMA
+fed that column to `transform_features` in its place; the input is named
+`serialized_examples` then). The pushed model's `serving_raw` inputs are
 keyed by the original column names, and a NaN (what a JSON `null` becomes)
 gives the same prediction as a tf.Example without the feature.
 """
@@ -21,19 +24,20 @@ import yaml
 
 pytestmark = pytest.mark.e2e
 
-COLUMNS = ["mean radius", "température.2", "kind"]
+COLUMNS = ["mean radius", "température.2", "kind", "examples"]
 
 
 @pytest.fixture(scope="module")
 def messy_run(tmp_path_factory, repo_dir):
     folder = tmp_path_factory.mktemp("messy_csv")
     rng = random.Random(0)
-    lines = ['mean radius,"température.2",kind,diagnosis']
+    lines = ['mean radius,"température.2",kind,examples,diagnosis']
     for i in range(300):
         radius, temperature, kind = rng.uniform(5, 25), rng.uniform(0, 40), rng.choice("abc")
         label = int(radius + 0.3 * temperature + rng.gauss(0, 2) > 20)
         lines.append(
-            f"{'NA' if i % 7 == 0 else f'{radius:.3f}'},{'' if i % 11 == 0 else f'{temperature:.2f}'},{kind},{label}"
+            f"{'NA' if i % 7 == 0 else f'{radius:.3f}'},{'' if i % 11 == 0 else f'{temperature:.2f}'},{kind},"
+            f"{radius / 25 + rng.gauss(0, 0.05):.3f},{label}"
         )
     (folder / "data.csv").write_text("\n".join(lines) + "\n", encoding="utf-8-sig")  # with a BOM
     spec = {
@@ -43,10 +47,11 @@ def messy_run(tmp_path_factory, repo_dir):
             "mean radius": {"transform": "zscore", "missing_indicator": True},
             "température.2": {"transform": "minmax", "impute": "median"},
             "kind": {"transform": "vocabulary"},
+            "examples": {"transform": "identity"},
         },
         "label": {"name": "malignant", "expression": "diagnosis > 0.5"},
         "model": {"type": "wide_and_deep", "hidden_units": [8]},
-        "training": {"train_steps": 30, "eval_steps": 2, "batch_size": 16},
+        "training": {"train_steps": 100, "eval_steps": 2, "batch_size": 16, "learning_rate": 0.02},
         "evaluation": {"metrics": ["binary_accuracy"]},
     }
     (folder / "spec.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
@@ -87,6 +92,8 @@ def test_serving_raw_inputs_are_the_column_names(messy_run):
     model = saved_model_pb2.SavedModel()
     model.ParseFromString((versions[0] / "saved_model.pb").read_bytes())
     assert set(model.meta_graphs[0].signature_def["serving_raw"].inputs) == set(COLUMNS)
+    for name in ("serving_default", "transform_features"):  # not the column `examples`
+        assert list(model.meta_graphs[0].signature_def[name].inputs) == ["serialized_examples"]
 
 
 def test_nan_in_serving_raw_is_imputed_like_an_absent_feature(messy_run):
@@ -101,11 +108,13 @@ def test_nan_in_serving_raw_is_imputed_like_an_absent_feature(messy_run):
             tensor_name("mean radius"): tf.constant([np.nan, 15.0]),
             tensor_name("température.2"): tf.constant([np.nan, 20.0]),
             "kind": tf.constant(["a", "a"]),
+            "examples": tf.constant([0.5, 0.5]),
         }
     )["probability"].numpy()
     example = tf.train.Example()
     example.features.feature["kind"].bytes_list.value.append(b"a")
-    served = loaded.signatures["serving_default"](examples=tf.constant([example.SerializeToString()]))
+    example.features.feature["examples"].float_list.value.append(0.5)
+    served = loaded.signatures["serving_default"](serialized_examples=tf.constant([example.SerializeToString()]))
     assert raw[0] == pytest.approx(float(served["probability"].numpy()[0]), abs=1e-6)
     assert raw[0] != pytest.approx(raw[1], abs=1e-6)  # the imputed row is not just any row
 
@@ -134,7 +143,7 @@ def test_embedded_server_takes_the_column_names_and_nan_in_json(messy_run, tmp_p
     files = cfg.write_server_files(tmp_path / "cfg", cfg.server_config(cfg.model_config("messy", versions[0].parent)))
     server = EmbeddedServer.from_files(files, rest_port=0, grpc_port=0).start()
     try:
-        instance = {"mean radius": float("nan"), "température.2": 20.0, "kind": "a"}
+        instance = {"mean radius": float("nan"), "température.2": 20.0, "kind": "a", "examples": 0.5}
         status, predicted = _post(
             server.rest_url, "/v1/models/messy:predict", {"signature_name": "serving_raw", "instances": [instance]}
         )
@@ -143,7 +152,7 @@ def test_embedded_server_takes_the_column_names_and_nan_in_json(messy_run, tmp_p
             server.rest_url,
             "/v1/models/messy:classify",
             # `mean radius` absent from the example
-            {"signature_name": "classification", "examples": [{"température.2": 20.0, "kind": "a"}]},
+            {"signature_name": "classification", "examples": [{"température.2": 20.0, "kind": "a", "examples": 0.5}]},
         )
         assert status == 200, classified
     finally:

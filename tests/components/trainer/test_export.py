@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from components.trainer.export import _save
+from components.trainer.export import _save, serialized_input_name
 
 
 def _signatures(model: tf.keras.Model, dtype: tf.DType) -> dict:
@@ -49,3 +50,16 @@ def test_a_model_capturing_a_lookup_table_falls_back_to_a_keras_save(tmp_path):
     loaded, served = _load(export_dir, x)
     assert hasattr(loaded, "keras_api")  # saved as the Keras model: its table is tracked
     np.testing.assert_allclose(served, model(x).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("columns", "expected"),
+    [
+        ({"fare", "inputs"}, "examples"),
+        ({"examples"}, "serialized_examples"),
+        ({"examples", "serialized_examples"}, "serialized_serialized_examples"),
+    ],
+    ids=["no-clash", "a-column-named-examples", "both-taken"],
+)
+def test_the_serialized_input_is_named_apart_from_every_column(columns, expected):
+    assert serialized_input_name(columns) == expected

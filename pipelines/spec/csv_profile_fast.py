@@ -45,6 +45,8 @@ class _Column:
     def __init__(self, keep: bool):
         self.first_text: tuple[int, int, str] | None = None  # (file index, row in file, text)
         self.missing = False
+        self.missing_count = 0
+        self.first_missing: tuple[int, int] | None = None  # (file index, row in file)
         self.filled = False
         self.non_finite = False
         self.distinct: set = set()
@@ -61,6 +63,11 @@ class _Column:
         if (number_rows & ~finite).any():
             self.non_finite = True
             self.missing = True
+        missing_rows = ~present | (number_rows & ~finite)  # a non-finite number counts as missing
+        if missing_rows.any():
+            self.missing_count += int(missing_rows.sum())
+            if self.first_missing is None:
+                self.first_missing = (file_index, row_offset + int(np.argmax(missing_rows)))
         if text_rows.any():
             first = int(np.argmax(text_rows))
             if self.first_text is None:
@@ -175,8 +182,9 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
         return None
     wanted: dict[int, set[int]] = {}
     for column in columns.values():
-        if column.first_text is not None:
-            wanted.setdefault(column.first_text[0], set()).add(column.first_text[1])
+        for found in (column.first_text, column.first_missing):
+            if found is not None:
+                wanted.setdefault(found[0], set()).add(found[1])
     lines = {index: _line_numbers(files[index], needed, open_text, delimiter) for index, needed in wanted.items()}
     first_text = {}
     for name, column in columns.items():
@@ -193,6 +201,15 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
         missing=frozenset(n for n in header if columns[n].missing),
         constant=frozenset(n for n in header if len(columns[n].distinct) == 1),
         first_text=first_text,
+        missing_cells={
+            name: (
+                column.missing_count,
+                files[column.first_missing[0]],
+                lines[column.first_missing[0]][column.first_missing[1]],
+            )
+            for name, column in columns.items()
+            if column.first_missing is not None
+        },
         values={
             n: tuple(None if math.isnan(v) else v for v in columns[n].kept)
             for n in header

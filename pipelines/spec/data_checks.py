@@ -46,6 +46,8 @@ class DataProfile:
     constant: frozenset[str] = frozenset()
     # Column -> (file, line, text) of its first non-numeric cell.
     first_text: dict[str, tuple[str, int, str]] = dataclasses.field(default_factory=dict)
+    # Column -> (missing cells, file and line of the first), for the columns with any.
+    missing_cells: dict[str, tuple[int, str, int]] = dataclasses.field(default_factory=dict)
     # Column -> one float (None: missing or text) per row, for the columns asked for.
     values: dict[str, tuple] = dataclasses.field(default_factory=dict)
     delimiter: str = ","  # CSV: the character between cells
@@ -129,6 +131,15 @@ class _ColumnTally:
     text_at: tuple[str, int, str] | None = None
     filled: bool = False
     missing: bool = False
+    missing_count: int = 0
+    first_missing: tuple[str, int] | None = None
+
+    def add_missing(self, path: str, line: int) -> None:
+        self.missing = True
+        self.missing_count += 1
+        if self.first_missing is None:
+            self.first_missing = (path, line)
+
     distinct: set = dataclasses.field(default_factory=set)
     non_finite: list[tuple[str, int, str]] = dataclasses.field(default_factory=list)
 
@@ -250,7 +261,7 @@ def profile_csv(
                         tally = tallies[column]
                         number = None
                         if value in missing_marks:
-                            tally.missing = True
+                            tally.add_missing(path, reader.line_num)
                         else:
                             number = parse_number(value)
                             if number is None:
@@ -258,7 +269,7 @@ def profile_csv(
                                     tally.text_at = (path, reader.line_num, value)
                             elif not math.isfinite(number):
                                 tally.non_finite.append((path, reader.line_num, value))
-                                tally.missing = True
+                                tally.add_missing(path, reader.line_num)
                                 number = None
                                 value = None
                             if value is not None:
@@ -301,6 +312,11 @@ def profile_csv(
         missing=frozenset(c for c in header if tallies[c].missing),
         constant=frozenset(c for c in header if len(tallies[c].distinct) == 1),
         first_text={c: tallies[c].text_at for c in header if tallies[c].text_at is not None},
+        missing_cells={
+            c: (tallies[c].missing_count, *tallies[c].first_missing)
+            for c in header
+            if tallies[c].first_missing is not None
+        },
         values={c: tuple(v) for c, v in kept.items()},
         delimiter=delimiter,
     )

@@ -96,6 +96,17 @@ def rule_label_values(ctx) -> Iterator[SpecProblem]:
         return
     path = "label.column" if spec.label.column is not None else "label.expression"
     source = spec.label.column or spec.label.expression
+    gaps = profile.missing_cells.get(spec.label.column) if spec.label.column is not None else None
+    if gaps is not None and gaps[0] < profile.rows:  # every cell missing: "no values" below
+        count, where, line = gaps
+        yield ctx.problem(
+            path,
+            f"label column `{source}` has no value in {count:,} of {profile.rows:,} rows (the first: {where} line "
+            f"{line}; a cell in `data.na_values`). Expected a label in every row: a missing label is never guessed. "
+            f"Remove those rows from the data, e.g. pandas `df.dropna(subset=[{source!r}])`; or, if that text is "
+            "a class, take it out of `data.na_values`.",
+        )
+        return
     if spec.label.column is not None and spec.label.column in profile.first_text:
         # A text label: its classes are counted on the raw text.
         if spec.label.column in profile.constant:

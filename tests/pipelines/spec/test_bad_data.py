@@ -169,6 +169,18 @@ CASES = [
         ["features.mean_fare", "column `mean_fare` is not in the data", "Did you mean `mean fare`?"],
     ),
     (
+        "missing_cells_in_the_label_column",  # Transform stopped on them after `valid`
+        _with_cell(9, 3, "", _with_cell(4, 3, "NA")),
+        {},
+        ["label.column", "label column `label` has no value in 2 of 12 rows", "data.csv line 6", "dropna"],
+    ),
+    (
+        "a_missing_regression_label",  # it trained as 0 before
+        _with_cell(2, 3, "NA"),
+        {"label": {"name": "target", "column": "label", "task": "regression"}},
+        ["label.column", "has no value in 1 of 12 rows", "data.csv line 4", "never guessed"],
+    ),
+    (
         "semicolon_separated_read_with_commas",  # as UCI's wine-quality files come
         GOOD.replace(",", ";"),
         {},

@@ -47,6 +47,7 @@ class _Column:
         self.missing = False
         self.missing_count = 0
         self.first_missing: tuple[int, int] | None = None  # (file index, row in file)
+        self.minimum = math.inf
         self.filled = False
         self.non_finite = False
         self.distinct: set = set()
@@ -77,6 +78,7 @@ class _Column:
             self.filled = True
         if finite.any():
             self.filled = True
+            self.minimum = min(self.minimum, float(numbers[finite].min()))
             if len(self.distinct) < 2:
                 self.distinct.update(np.unique(numbers[finite])[:2].tolist())
         if self.kept is not None:
@@ -201,6 +203,7 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
         missing=frozenset(n for n in header if columns[n].missing),
         constant=frozenset(n for n in header if len(columns[n].distinct) == 1),
         first_text=first_text,
+        minimum={name: column.minimum for name, column in columns.items() if column.minimum < math.inf},
         missing_cells={
             name: (
                 column.missing_count,

@@ -46,6 +46,8 @@ class DataProfile:
     constant: frozenset[str] = frozenset()
     # Column -> (file, line, text) of its first non-numeric cell.
     first_text: dict[str, tuple[str, int, str]] = dataclasses.field(default_factory=dict)
+    # Column -> its least finite number, for the columns holding any.
+    minimum: dict[str, float] = dataclasses.field(default_factory=dict)
     # Column -> (missing cells, file and line of the first), for the columns with any.
     missing_cells: dict[str, tuple[int, str, int]] = dataclasses.field(default_factory=dict)
     # Column -> one float (None: missing or text) per row, for the columns asked for.
@@ -133,6 +135,7 @@ class _ColumnTally:
     missing: bool = False
     missing_count: int = 0
     first_missing: tuple[str, int] | None = None
+    minimum: float = math.inf
 
     def add_missing(self, path: str, line: int) -> None:
         self.missing = True
@@ -274,6 +277,8 @@ def profile_csv(
                                 value = None
                             if value is not None:
                                 tally.filled = True
+                                if number is not None and number < tally.minimum:
+                                    tally.minimum = number
                                 if len(tally.distinct) < 2:
                                     tally.distinct.add(value if number is None else number)
                         if column in kept:
@@ -312,6 +317,7 @@ def profile_csv(
         missing=frozenset(c for c in header if tallies[c].missing),
         constant=frozenset(c for c in header if len(tallies[c].distinct) == 1),
         first_text={c: tallies[c].text_at for c in header if tallies[c].text_at is not None},
+        minimum={c: tallies[c].minimum for c in header if tallies[c].minimum < math.inf},
         missing_cells={
             c: (tallies[c].missing_count, *tallies[c].first_missing)
             for c in header

@@ -141,15 +141,24 @@ def rule_label_values(ctx) -> Iterator[SpecProblem]:
 
 
 def rule_feature_values(ctx) -> Iterator[SpecProblem]:
-    """Warns (stderr, never fails) about declared features that hold a single value."""
+    """Warns (stderr, never fails) about declared features that hold a single value, and `log`
+    features that hold negative numbers (log1p(max(x, 0)) makes each of them 0)."""
     profile = ctx.profile
     if profile is None:
         return
-    for name in ctx.spec.features:
+    for name, feature in ctx.spec.features.items():
         if name in profile.constant:
             print(
                 f"warning: features.{name}: column `{name}` holds the same value in every row of "
                 f"{', '.join(profile.files)}; it cannot help the model. Remove the feature or check the data.",
+                file=sys.stderr,
+            )
+        least = profile.minimum.get(name)
+        if feature.transform == "log" and least is not None and least < 0:
+            print(
+                f"warning: features.{name}.transform: column `{name}` holds negative numbers (the least: {least:g}); "
+                "`log` takes log1p(max(x, 0)), so each of them becomes 0. Use `zscore`, or shift the column to 0 "
+                "and up first.",
                 file=sys.stderr,
             )
     return

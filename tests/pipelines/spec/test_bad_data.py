@@ -306,3 +306,13 @@ def test_constant_feature_is_a_warning_not_an_error(tmp_path, repo_dir):
     result = _validate(repo_dir, spec_file)
     assert result.returncode == 0, result.stderr
     assert "warning: features.company: column `company` holds the same value in every row" in result.stderr
+
+
+def test_log_of_a_column_with_negative_numbers_is_a_warning(tmp_path, repo_dir):
+    spec_file = _write_case(tmp_path, _with_cell(5, 0, "-2.5"), {"features": {"fare": {"transform": "log"}}})
+    result = _validate(repo_dir, spec_file)
+    assert result.returncode == 0, result.stderr
+    assert "warning: features.fare.transform: column `fare` holds negative numbers (the least: -2.5)" in result.stderr
+    (tmp_path / "clean").mkdir()
+    clean = _write_case(tmp_path / "clean", GOOD, {"features": {"fare": {"transform": "log"}}})
+    assert "negative numbers" not in _validate(repo_dir, clean).stderr

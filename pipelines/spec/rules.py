@@ -108,6 +108,20 @@ def rule_splits(ctx: CheckContext) -> Iterator[SpecProblem]:
             )
 
 
+def _not_found_hint(name: str, columns) -> str:
+    """ " Did you mean ...?", and when the header's names differ from `name` by surrounding spaces only
+    (cells separated by `, `, as in UCI's adult data), how to read them."""
+    hint = did_you_mean(name, columns)
+    if any(column != name and column.strip() == name.strip() for column in columns):
+        hint += (
+            " The header's name differs from it by surrounding spaces (cells separated by `, `?), and spaces are "
+            "part of every cell's text, values too. Rewrite the file without them, e.g. pandas "
+            "`read_csv(path, skipinitialspace=True).to_csv(new_path, index=False)`, or write the name with its "
+            "spaces, quoted, in the spec."
+        )
+    return hint
+
+
 def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
     """The data exists, parses, and holds the columns the spec names."""
     try:
@@ -134,7 +148,7 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
         if name not in columns:
             yield ctx.problem(
                 path,
-                f"column `{name}` is not in the data ({ctx.profile.files[0]}).{did_you_mean(name, columns)} Columns: {', '.join(columns)}.",
+                f"column `{name}` is not in the data ({ctx.profile.files[0]}).{_not_found_hint(name, columns)} Columns: {', '.join(columns)}.",
             )
         elif name in ctx.profile.empty:
             yield ctx.problem(
@@ -161,7 +175,7 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
     if label.column is not None and label.column not in columns:
         yield ctx.problem(
             "label.column",
-            f"label column `{label.column}` is not in the data ({ctx.profile.files[0]}).{did_you_mean(label.column, columns)}",
+            f"label column `{label.column}` is not in the data ({ctx.profile.files[0]}).{_not_found_hint(label.column, columns)}",
         )
     if label.expression is not None:
         try:
@@ -174,7 +188,7 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
             if name not in columns:
                 yield ctx.problem(
                     "label.expression",
-                    f"column `{name}` used in the expression is not in the data ({ctx.profile.files[0]}).{did_you_mean(name, columns)}",
+                    f"column `{name}` used in the expression is not in the data ({ctx.profile.files[0]}).{_not_found_hint(name, columns)}",
                 )
             elif name not in ctx.profile.numeric and name not in compared_as_text:
                 yield ctx.problem(

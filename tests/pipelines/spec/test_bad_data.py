@@ -181,6 +181,12 @@ CASES = [
         ["label.column", "has no value in 1 of 12 rows", "data.csv line 4", "never guessed"],
     ),
     (
+        "spaces_after_the_commas",  # as UCI's adult (census income) data comes
+        GOOD.replace(",", ", "),
+        {},
+        ["features.company", "Did you mean ` company`?", "surrounding spaces", "skipinitialspace=True"],
+    ),
+    (
         "semicolon_separated_read_with_commas",  # as UCI's wine-quality files come
         GOOD.replace(",", ";"),
         {},

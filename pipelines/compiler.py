@@ -108,7 +108,7 @@ def _example_gen(resolved: ResolvedSpec):
         input_config=input_config,
         output_config=output_config,
         custom_config=csv_executor.make_custom_config(
-            data.na_values, data.checks.non_finite == "impute", resolved.csv_delimiter
+            data.na_values, data.checks.non_finite == "impute", resolved.csv_dialect
         ),
     )
 

@@ -10,7 +10,7 @@ This executor reuses TFX's row reader, type inference and tf.Example writer,
 and changes four things: the header is parsed with Python's `csv` module
 after dropping a BOM; cells whose text is in `na_values` become missing before
 type inference; with `impute_non_finite`, `inf`/`nan` cells become missing too;
-cells may be separated by another character than `,` (`delimiter`).
+cells are read as the file's `CsvDialect` says (separator, spaces before cells).
 Its settings travel in ExampleGen's `custom_config` (a `CustomConfig` whose
 `Any` holds a `google.protobuf.Struct`), so they take part in the cache key.
 """
@@ -36,37 +36,40 @@ from tfx.utils import proto_utils
 from tfx_bsl.coders import csv_decoder
 
 from components.common import columnar_copy
+from components.common.csv_dialect import CsvDialect
 from components.example_gen import fast_csv
 
 __all__ = ["CsvSettings", "Executor", "make_custom_config", "read_settings", "read_header"]
 
 
 class CsvSettings(NamedTuple):
-    """How the executor reads cells: missing-value markers (bytes), non-finite imputation, the separator."""
+    """How the executor reads cells: missing-value markers (bytes), non-finite imputation, the dialect."""
 
     na_values: frozenset[bytes]
     impute_non_finite: bool
-    delimiter: str = ","
+    dialect: CsvDialect = CsvDialect()
 
 
 def make_custom_config(
-    na_values: list[str], impute_non_finite: bool, delimiter: str = ","
+    na_values: list[str], impute_non_finite: bool, dialect: CsvDialect = CsvDialect()
 ) -> example_gen_pb2.CustomConfig:
     """ExampleGen's `custom_config` carrying this executor's settings.
 
     Args:
         na_values: cell texts that mean "missing".
         impute_non_finite: whether `inf`/`nan` cells become missing.
-        delimiter: the character between cells (stored only when not `,`, so
-            comma-separated runs keep their cache keys).
+        dialect: how cells are separated (stored only where it differs from
+            `CsvDialect()`, so comma-separated runs keep their cache keys).
 
     Returns:
         A CustomConfig proto for `CsvExampleGen(custom_config=...)`.
     """
     settings = struct_pb2.Struct()
     settings.update({"na_values": list(na_values), "impute_non_finite": bool(impute_non_finite)})
-    if delimiter != ",":
-        settings.update({"delimiter": delimiter})
+    if dialect.delimiter != ",":
+        settings.update({"delimiter": dialect.delimiter})
+    if dialect.skip_initial_space:
+        settings.update({"skip_initial_space": True})
     config = example_gen_pb2.CustomConfig()
     config.custom_config.Pack(settings)
     return config
@@ -91,10 +94,11 @@ def read_settings(exec_properties: dict[str, Any]) -> CsvSettings:
     config.custom_config.Unpack(settings)
     values = dict(settings.items())
     na_values = frozenset(str(v).encode("utf-8") for v in values.get("na_values", [""])) | {b""}
-    return CsvSettings(na_values, bool(values.get("impute_non_finite", False)), str(values.get("delimiter", ",")))
+    dialect = CsvDialect(str(values.get("delimiter", ",")), bool(values.get("skip_initial_space", False)))
+    return CsvSettings(na_values, bool(values.get("impute_non_finite", False)), dialect)
 
 
-def read_header(path: str, delimiter: str = ",") -> list[str]:
+def read_header(path: str, dialect: CsvDialect = CsvDialect()) -> list[str]:
     """The column names of a CSV file: BOM dropped, quotes handled.
 
     Raises:
@@ -103,7 +107,7 @@ def read_header(path: str, delimiter: str = ",") -> list[str]:
     with fileio.open(path, "rb") as handle:
         first = handle.readline().decode("utf-8-sig")
     try:
-        return next(csv.reader(io.StringIO(first), delimiter=delimiter))
+        return dialect.cells(next(csv.reader(io.StringIO(first), delimiter=dialect.delimiter)))
     except StopIteration:
         raise ValueError(f"{path} is empty. Expected a header line and data rows.") from None
 
@@ -116,13 +120,17 @@ def _is_non_finite(cell: bytes) -> bool:
 
 
 class _BlankMissingCells(beam.DoFn):
-    """Replaces missing-value markers (and optionally non-finite numbers) by empty cells."""
+    """Replaces missing-value markers (and optionally non-finite numbers) by empty cells, after dropping
+    the spaces at the start of each cell when `skip_initial_space`."""
 
-    def __init__(self, na_values: frozenset[bytes], impute_non_finite: bool):
+    def __init__(self, na_values: frozenset[bytes], impute_non_finite: bool, skip_initial_space: bool = False):
         self._na_values = na_values
         self._impute_non_finite = impute_non_finite
+        self._skip_initial_space = skip_initial_space
 
     def process(self, cells: list[bytes]):
+        if self._skip_initial_space:
+            cells = [cell.lstrip(b" ") for cell in cells]
         yield [
             b"" if cell in self._na_values or (self._impute_non_finite and _is_non_finite(cell)) else cell
             for cell in cells
@@ -141,19 +149,23 @@ class _CsvToExample(beam.PTransform):
         files = fileio.glob(self._pattern)
         if not files:
             raise RuntimeError(f"Split pattern {self._pattern} does not match any files.")
-        delimiter = self._settings.delimiter
-        column_names = read_header(files[0], delimiter)
+        dialect = self._settings.dialect
+        column_names = read_header(files[0], dialect)
         for path in files[1:]:
-            if read_header(path, delimiter) != column_names:
+            if read_header(path, dialect) != column_names:
                 raise RuntimeError(f"Files in same split {self._pattern} have different headers: {files[0]}, {path}.")
         cells = (
             pipeline
             | "CreateFilenames" >> beam.Create(files)
             | "ReadFromText" >> beam.ParDo(tfx_csv._ReadCsvRecordsFromTextFile())  # noqa: SLF001 - TFX's reader
-            | "ParseCSVLine" >> beam.ParDo(csv_decoder.ParseCSVLine(delimiter=delimiter))
+            | "ParseCSVLine" >> beam.ParDo(csv_decoder.ParseCSVLine(delimiter=dialect.delimiter))
             | "ExtractParsedCSVLines" >> beam.Keys()
             | "BlankMissingCells"
-            >> beam.ParDo(_BlankMissingCells(self._settings.na_values, self._settings.impute_non_finite))
+            >> beam.ParDo(
+                _BlankMissingCells(
+                    self._settings.na_values, self._settings.impute_non_finite, dialect.skip_initial_space
+                )
+            )
         )
         column_infos = beam.pvalue.AsSingleton(
             cells
@@ -218,7 +230,7 @@ def _beam_args(exec_properties: dict[str, Any]) -> list[str]:
 
 
 class Executor(tfx_csv.Executor):
-    """CsvExampleGen executor: BOM-safe header, `na_values`, optional non-finite imputation, `delimiter`.
+    """CsvExampleGen executor: BOM-safe header, `na_values`, optional non-finite imputation, the CSV dialect.
 
     Runs the fast path (`fast_csv`: Arrow batches in this process) where it
     applies; otherwise TFX's Beam path with the changes above.
@@ -234,17 +246,17 @@ class Executor(tfx_csv.Executor):
             return super().Do(input_dict, output_dict, exec_properties)
         files, splits = plan
         settings = read_settings(exec_properties)
-        column_names = read_header(files[0], settings.delimiter)
+        column_names = read_header(files[0], settings.dialect)
         for path in files[1:]:
-            if read_header(path, settings.delimiter) != column_names:
+            if read_header(path, settings.dialect) != column_names:
                 raise RuntimeError(f"Files in the same split have different headers: {files[0]}, {path}.")
         na_values = sorted(v.decode("utf-8") for v in settings.na_values)
         impute_non_finite = settings.impute_non_finite
-        kinds = fast_csv.infer_kinds(files, column_names, na_values, impute_non_finite, delimiter=settings.delimiter)
+        kinds = fast_csv.infer_kinds(files, column_names, na_values, impute_non_finite, dialect=settings.dialect)
         for artifact in output_dict[standard_component_specs.EXAMPLES_KEY]:
             columnar_copy.remove(artifact.uri)  # a retried execution's leftovers
         counts = fast_csv.write_examples(
-            files, column_names, kinds, na_values, impute_non_finite, splits, delimiter=settings.delimiter
+            files, column_names, kinds, na_values, impute_non_finite, splits, dialect=settings.dialect
         )
         logging.info(
             "ExampleGen (in-process fast path) wrote %s.", ", ".join(f"{n}: {c} rows" for n, c in counts.items())

@@ -48,6 +48,7 @@ import pyarrow.csv as pa_csv
 from tfx_bsl.coders import example_coder
 
 from components.common import columnar_copy
+from components.common.csv_dialect import CsvDialect
 
 __all__ = [
     "ColumnKind",
@@ -85,18 +86,20 @@ class SplitSpec:
 
 
 def _read_batches(
-    path: str, column_names: Sequence[str], na_values: Sequence[str], delimiter: str = ","
+    path: str, column_names: Sequence[str], na_values: Sequence[str], dialect: CsvDialect = CsvDialect()
 ) -> Iterator[pa.RecordBatch]:
     """The file's rows as record batches of strings (missing-value markers as nulls), header skipped."""
     read = pa_csv.ReadOptions(column_names=list(column_names), skip_rows=1, block_size=BATCH_BYTES)
-    parse = pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True, ignore_empty_lines=True)
+    null_values = sorted(set(na_values) | {""})
     convert = pa_csv.ConvertOptions(
         column_types={name: pa.string() for name in column_names},
-        null_values=sorted(set(na_values) | {""}),
+        null_values=null_values,
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
     )
-    yield from pa_csv.open_csv(path, read_options=read, parse_options=parse, convert_options=convert)
+    parse = dialect.arrow_parse_options()
+    for batch in pa_csv.open_csv(path, read_options=read, parse_options=parse, convert_options=convert):
+        yield dialect.arrow_cells(batch, null_values)
 
 
 def _blank_non_finite(column: pa.Array) -> pa.Array:
@@ -138,12 +141,12 @@ def infer_kinds(
     column_names: Sequence[str],
     na_values: Sequence[str],
     impute_non_finite: bool,
-    delimiter: str = ",",
+    dialect: CsvDialect = CsvDialect(),
 ) -> list[int]:
-    """Each column's kind over every row of `files` (a first pass over the data; cells between `delimiter`s)."""
+    """Each column's kind over every row of `files` (a first pass over the data, cells read as `dialect` says)."""
     kinds = [ColumnKind.UNKNOWN] * len(column_names)
     for path in files:
-        for batch in _read_batches(path, column_names, na_values, delimiter):
+        for batch in _read_batches(path, column_names, na_values, dialect):
             batch = _prepared(batch, impute_non_finite)
             for index, column in enumerate(batch.columns):
                 if kinds[index] != ColumnKind.STRING:
@@ -249,9 +252,9 @@ def write_batch(job: BatchJob, batch: pa.RecordBatch, name: str) -> dict[str, in
     return counts
 
 
-def _batches_in_files(files: Sequence[str], column_names: Sequence[str], na_values: Sequence[str], delimiter: str):
+def _batches_in_files(files: Sequence[str], column_names: Sequence[str], na_values: Sequence[str], dialect: CsvDialect):
     for path in files:
-        yield from _read_batches(path, column_names, na_values, delimiter)
+        yield from _read_batches(path, column_names, na_values, dialect)
 
 
 def worker_count(total_bytes: int, cpus: int | None = None) -> int:
@@ -271,12 +274,12 @@ def write_examples(
     splits: SplitSpec,
     seed: int = 0,
     workers: int | None = None,
-    delimiter: str = ",",
+    dialect: CsvDialect = CsvDialect(),
 ) -> dict[str, int]:
     """Encodes every row of `files` into each split's gzipped TFRecord files; returns rows per split.
 
     Args:
-        delimiter: the character between cells.
+        dialect: how cells are separated (and spaces before them dropped).
         workers: processes encoding batches in parallel (default `worker_count`: none for one
             batch of data, else one per core); each batch becomes one file per split.
 
@@ -289,7 +292,7 @@ def write_examples(
     job = BatchJob(tuple(kinds), impute_non_finite, splits, seed)
     if workers is None:
         workers = worker_count(sum(os.path.getsize(path) for path in files))
-    batches = _batches_in_files(files, column_names, na_values, delimiter)
+    batches = _batches_in_files(files, column_names, na_values, dialect)
     counts = dict.fromkeys(splits.names, 0)
     if workers == 0:
         for index, batch in enumerate(batches):

@@ -38,7 +38,7 @@ def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None) -> 
         resolved,
         data_files=ctx.profile.files,
         data_format=ctx.profile.format,
-        csv_delimiter=ctx.profile.delimiter,
+        csv_dialect=ctx.profile.dialect,
         columns=ctx.profile.columns,
         numeric_columns=ctx.profile.numeric,
     )

@@ -24,6 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from components.common.csv_dialect import CsvDialect
+
 __all__ = ["fast_profile", "parse_number", "FAST_MIN_BYTES"]
 
 FAST_MIN_BYTES = 8 << 20  # below this, the row-by-row reader is as fast and gives every message itself
@@ -124,12 +126,12 @@ def _numbers_cell_by_cell(column: pa.Array, present: np.ndarray) -> tuple[np.nda
     return numbers, text_rows
 
 
-def _line_numbers(path: str, rows: set[int], open_text, delimiter: str) -> dict[int, int]:
+def _line_numbers(path: str, rows: set[int], open_text, dialect: CsvDialect) -> dict[int, int]:
     """The file's line number of each data row index in `rows` (csv-module pass up to the largest)."""
     found: dict[int, int] = {}
     last = max(rows)
     with open_text(path) as handle:
-        reader = csv.reader(handle, strict=True, delimiter=delimiter)
+        reader = csv.reader(handle, strict=True, delimiter=dialect.delimiter)
         next(reader)
         index = 0
         for row in reader:
@@ -143,7 +145,7 @@ def _line_numbers(path: str, rows: set[int], open_text, delimiter: str) -> dict[
     return found
 
 
-def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_text, delimiter: str = ","):
+def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_text, dialect=CsvDialect()):
     """The DataProfile of `files` (all with `header`), or None when the row-by-row reader must give a message.
 
     Args:
@@ -153,7 +155,7 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
         non_finite: `error` or `impute`, as `profile_csv`.
         keep_columns: columns whose per-row float values are kept.
         open_text: opens a file as text the way the row-by-row reader does (for line numbers).
-        delimiter: the character between cells.
+        dialect: how cells are separated (and spaces before them dropped).
     """
     from pipelines.spec.data_checks import DataProfile
 
@@ -162,7 +164,7 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
     try:
         for file_index, path in enumerate(files):
             read = pa_csv.ReadOptions(column_names=list(header), skip_rows=1, block_size=16 << 20)
-            parse = pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=True, ignore_empty_lines=True)
+            parse = dialect.arrow_parse_options()
             convert = pa_csv.ConvertOptions(
                 column_types={name: pa.string() for name in header},
                 null_values=sorted(set(na_values)),
@@ -171,6 +173,7 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
             )
             file_rows = 0
             for batch in pa_csv.open_csv(path, read_options=read, parse_options=parse, convert_options=convert):
+                batch = dialect.arrow_cells(batch, na_values)
                 for name, column in zip(header, batch.columns):
                     columns[name].add(column, file_index, file_rows)
                 file_rows += batch.num_rows
@@ -187,7 +190,7 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
         for found in (column.first_text, column.first_missing):
             if found is not None:
                 wanted.setdefault(found[0], set()).add(found[1])
-    lines = {index: _line_numbers(files[index], needed, open_text, delimiter) for index, needed in wanted.items()}
+    lines = {index: _line_numbers(files[index], needed, open_text, dialect) for index, needed in wanted.items()}
     first_text = {}
     for name, column in columns.items():
         if column.first_text is not None:
@@ -218,5 +221,5 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
             for n in header
             if columns[n].kept is not None
         },
-        delimiter=delimiter,
+        dialect=dialect,
     )

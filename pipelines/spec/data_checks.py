@@ -14,6 +14,7 @@ import gzip
 import math
 import os
 
+from components.common.csv_dialect import CsvDialect
 from pipelines.spec.csv_profile_fast import FAST_MIN_BYTES, fast_profile, parse_number
 
 __all__ = ["DataProblem", "DataProfile", "csv_delimiter", "list_data_files", "profile_csv", "profile_tfrecord"]
@@ -52,7 +53,7 @@ class DataProfile:
     missing_cells: dict[str, tuple[int, str, int]] = dataclasses.field(default_factory=dict)
     # Column -> one float (None: missing or text) per row, for the columns asked for.
     values: dict[str, tuple] = dataclasses.field(default_factory=dict)
-    delimiter: str = ","  # CSV: the character between cells
+    dialect: CsvDialect = CsvDialect()  # CSV: how cells are separated
 
 
 def csv_delimiter(files: list[str] | tuple[str, ...], declared: str | None) -> str:
@@ -147,11 +148,12 @@ class _ColumnTally:
     non_finite: list[tuple[str, int, str]] = dataclasses.field(default_factory=list)
 
 
-def _read_header(path: str, reader, delimiter: str = ",") -> list[str]:
+def _read_header(path: str, reader, dialect: CsvDialect = CsvDialect()) -> list[str]:
     try:
-        header = next(reader)
+        header = dialect.cells(next(reader))
     except StopIteration:
         raise DataProblem(f"{path} is empty. Expected a header line and data rows.") from None
+    delimiter = dialect.delimiter
     other = next((d for d in _OTHER_DELIMITERS if d != delimiter and len(header) == 1 and d in header[0]), None)
     if other is not None:
         raise DataProblem(
@@ -181,19 +183,20 @@ def _non_finite_problem(column: str, cells: list[tuple[str, int, str]]) -> str:
     )
 
 
-def _fast_profile_or_none(files, na_values, non_finite: str, keep_columns, delimiter: str) -> DataProfile | None:
+def _fast_profile_or_none(files, na_values, non_finite: str, keep_columns, dialect: CsvDialect) -> DataProfile | None:
     """The Arrow-based profile of large files, or None for the row-by-row reader (and its exact messages)."""
     headers = []
     try:
         for path in files:
             with _open_text(path) as handle:
-                headers.append(_read_header(path, csv.reader(handle, strict=True, delimiter=delimiter), delimiter))
+                reader = csv.reader(handle, strict=True, delimiter=dialect.delimiter)
+                headers.append(_read_header(path, reader, dialect))
     except (UnicodeDecodeError, csv.Error):
         return None
     if any(header != headers[0] for header in headers):
         return None
     return fast_profile(
-        files, headers[0], tuple(na_values), non_finite, tuple(keep_columns), _open_text, delimiter=delimiter
+        files, headers[0], tuple(na_values), non_finite, tuple(keep_columns), _open_text, dialect=dialect
     )
 
 
@@ -202,7 +205,7 @@ def profile_csv(
     na_values: tuple[str, ...] | list[str] = ("",),
     non_finite: str = "error",
     keep_columns: tuple[str, ...] = (),
-    delimiter: str = ",",
+    dialect: CsvDialect = CsvDialect(),
 ) -> DataProfile:
     """Reads every row of every CSV file once, checking shape and value types.
 
@@ -218,7 +221,8 @@ def profile_csv(
             counts as missing).
         keep_columns: columns whose values (float, None when missing or text)
             are kept per row in `DataProfile.values`, for label checks.
-        delimiter: the character between cells (`csv_delimiter`).
+        dialect: the separator (`csv_delimiter`) and whether spaces at the
+            start of cells are dropped.
 
     Returns:
         The profile: columns, numeric columns, rows, and per-column findings.
@@ -230,7 +234,7 @@ def profile_csv(
             separator, or (with `non_finite="error"`) non-finite numbers.
     """
     if sum(os.path.getsize(path) for path in files) >= FAST_MIN_BYTES:
-        profile = _fast_profile_or_none(files, na_values, non_finite, keep_columns, delimiter)
+        profile = _fast_profile_or_none(files, na_values, non_finite, keep_columns, dialect)
         if profile is not None:
             return profile
     missing_marks = frozenset(na_values)
@@ -241,8 +245,8 @@ def profile_csv(
     for path in files:
         try:
             with _open_text(path) as handle:
-                reader = csv.reader(handle, strict=True, delimiter=delimiter)
-                file_header = _read_header(path, reader, delimiter)
+                reader = csv.reader(handle, strict=True, delimiter=dialect.delimiter)
+                file_header = _read_header(path, reader, dialect)
                 if header is None:
                     header = file_header
                     tallies = {column: _ColumnTally() for column in header}
@@ -256,6 +260,7 @@ def profile_csv(
                 for row in reader:
                     if not row:
                         continue
+                    row = dialect.cells(row)
                     file_rows += 1
                     if len(row) != len(header):
                         bad_rows.append((reader.line_num, len(row)))
@@ -324,7 +329,7 @@ def profile_csv(
             if tallies[c].first_missing is not None
         },
         values={c: tuple(v) for c, v in kept.items()},
-        delimiter=delimiter,
+        dialect=dialect,
     )
 
 

@@ -16,6 +16,7 @@ import gzip
 import os
 from collections.abc import Sequence
 
+from components.common.csv_dialect import CsvDialect
 from components.transform.label_classes import LabelClassError, class_name, order_classes
 from pipelines.spec.errors import SpecError, SpecProblem
 from pipelines.spec.resolved import ResolvedSpec
@@ -32,12 +33,12 @@ def _open_text(path: str):
 
 
 def _csv_cells(
-    files: Sequence[str], column: str, missing: frozenset[str] = frozenset({""}), delimiter: str = ","
+    files: Sequence[str], column: str, missing: frozenset[str] = frozenset({""}), dialect: CsvDialect = CsvDialect()
 ) -> set[str]:
     cells: set[str] = set()
     for path in files:
         with _open_text(path) as handle:
-            reader = csv.reader(handle, delimiter=delimiter)
+            reader = map(dialect.cells, csv.reader(handle, delimiter=dialect.delimiter))
             header = next(reader, [])
             if column not in header:
                 raise LabelClassError(
@@ -108,7 +109,7 @@ def label_values(resolved: ResolvedSpec) -> set[str]:
     elif resolved.data_format == "tfrecord":
         names = _tfrecord_values(files, column)
     else:
-        cells = _csv_cells(files, column, frozenset({"", *resolved.spec.data.na_values}), resolved.csv_delimiter)
+        cells = _csv_cells(files, column, frozenset({"", *resolved.spec.data.na_values}), resolved.csv_dialect)
         names = {class_name(float(c)) for c in cells} if all(_is_number(c) for c in cells) else cells
     if len(names) > _MAX_CLASSES:
         raise LabelClassError(

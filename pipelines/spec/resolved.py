@@ -7,6 +7,7 @@ import importlib.util
 import os
 import re
 
+from components.common.csv_dialect import CsvDialect
 from pipelines.spec.models import PipelineSpec
 
 __all__ = ["ResolvedSpec", "resolve_path"]
@@ -49,7 +50,7 @@ class ResolvedSpec:
     model_name: str
     data_files: tuple[str, ...] = ()
     data_format: str = "csv"
-    csv_delimiter: str = ","  # the character between CSV cells (`data.delimiter`, or from the file names)
+    csv_dialect: CsvDialect = CsvDialect()  # how CSV cells are separated (`data.delimiter`, `skip_initial_space`)
     columns: tuple[str, ...] = ()
     numeric_columns: frozenset[str] = frozenset()
 

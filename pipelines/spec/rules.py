@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 
+from components.common.csv_dialect import CsvDialect
 from components.transform import label_expression
 from pipelines.spec import data_rules
 from pipelines.spec import metrics as metric_table
@@ -115,9 +116,9 @@ def _not_found_hint(name: str, columns) -> str:
     if any(column != name and column.strip() == name.strip() for column in columns):
         hint += (
             " The header's name differs from it by surrounding spaces (cells separated by `, `?), and spaces are "
-            "part of every cell's text, values too. Rewrite the file without them, e.g. pandas "
-            "`read_csv(path, skipinitialspace=True).to_csv(new_path, index=False)`, or write the name with its "
-            "spaces, quoted, in the spec."
+            "part of every cell's text, values too. If the spaces follow the separators, add "
+            "`skip_initial_space: true` under `data:` (each cell's leading spaces are dropped, names and values "
+            "alike); otherwise write the name with its spaces, quoted, in the spec."
         )
     return hint
 
@@ -133,7 +134,7 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
                 data.na_values,
                 data.checks.non_finite,
                 keep_columns=data_rules.label_columns(ctx.spec),
-                delimiter=csv_delimiter(files, data.delimiter),
+                dialect=CsvDialect(csv_delimiter(files, data.delimiter), data.skip_initial_space),
             )
         elif data_format == "image_folder":
             ctx.profile = profile_image_folder(files[0])

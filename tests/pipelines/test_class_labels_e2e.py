@@ -6,9 +6,10 @@ loaded and its `serving_default` (Predict) and `classification` (Classify)
 signatures are asked about rows whose class is known: they answer with class
 names and scores. The string multi-class run also deploys (the Deployer
 compares served string outputs with the trained model's); the integer one
-trains on materialized transformed examples. Two runs read other separators
-than commas, as public datasets come: the yes/no run a semicolon-separated
-file (`data.delimiter: ";"`), the integer run a `.tsv` file (tabs, from the name).
+trains on materialized transformed examples. Two runs read files written
+otherwise than with bare commas, as public datasets come: the yes/no run
+`x; noise; kind` (`data.delimiter: ";"`, `skip_initial_space: true`), the
+integer run a `.tsv` file (tabs, from the name).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ CENTRES = (-2.0, 0.0, 2.0)
 def _write_csv(
     path, names: list, rows: int = 300, seed: int = 0, delimiter: str = ","
 ) -> list[tuple[float, float, str]]:
-    """Rows (x, noise, class) with `x` near the class's centre, cells between `delimiter`s; returns them."""
+    """Rows (x, noise, class) with `x` near the class's centre, cells between `delimiter`s (`; ` for a space
+    after each `;`); returns them."""
     rng = np.random.default_rng(seed)
     data = []
     for i in range(rows):
@@ -38,9 +40,14 @@ def _write_csv(
             (round(float(CENTRES[index] + rng.uniform(-0.3, 0.3)), 4), round(float(rng.normal()), 4), names[index])
         )
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, delimiter=delimiter)
+        writer = csv.writer(handle, delimiter=delimiter[0])
         writer.writerow(["x", "noise", "kind"])
         writer.writerows(data)
+    if len(delimiter) > 1:  # no cell here needs quoting
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text.replace(delimiter[0], delimiter))
     return data
 
 
@@ -74,7 +81,7 @@ def _run(
 
     root = tmp_path_factory.mktemp(name)
     data = _write_csv(root / file_name, names, delimiter=delimiter)
-    declared = {"delimiter": delimiter} if delimiter == ";" else {}  # a tab comes from the `.tsv` name
+    declared = {"delimiter": ";", "skip_initial_space": True} if delimiter == "; " else {}  # a tab: the `.tsv` name
     spec_file = root / "spec.yaml"
     spec_file.write_text(
         yaml.safe_dump(_spec(root, str(root / file_name), name, label, data=declared, **options)),
@@ -118,7 +125,7 @@ def three_text_classes(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def yes_no(tmp_path_factory):
-    return _run(tmp_path_factory, "answers", ["no", "yes"], {}, delimiter=";")
+    return _run(tmp_path_factory, "answers", ["no", "yes"], {}, delimiter="; ")
 
 
 @pytest.fixture(scope="module")

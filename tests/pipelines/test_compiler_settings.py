@@ -61,9 +61,9 @@ def test_the_data_files_separator_reaches_example_gen(tmp_path, taxi_sample_csv)
     with open(taxi_sample_csv, newline="", encoding="utf-8") as source, open(tabbed, "w", newline="") as target:
         csv.writer(target, delimiter="\t").writerows(csv.reader(source))
     by_name = _components(tmp_path, str(tabbed))["ExampleGen"]
-    assert read_settings(by_name.exec_properties).delimiter == "\t"
+    assert read_settings(by_name.exec_properties).dialect.delimiter == "\t"
     comma = _components(tmp_path, taxi_sample_csv)["ExampleGen"]
-    assert read_settings(comma.exec_properties).delimiter == ","
+    assert read_settings(comma.exec_properties).dialect.delimiter == ","
 
 
 def _pipeline(tmp_path, taxi_sample_csv, **sections):

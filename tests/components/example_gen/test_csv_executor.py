@@ -15,6 +15,7 @@ from tfx.components.example_gen.csv_example_gen import executor as tfx_csv
 from tfx.proto import example_gen_pb2
 from tfx.types import standard_artifacts, standard_component_specs
 
+from components.common.csv_dialect import CsvDialect
 from components.example_gen.csv_executor import (
     _CsvToExample,
     _fast_path_plan,
@@ -28,13 +29,13 @@ from pipelines.targets.beam import direct_multiprocessing_args
 MESSY = '\ufeffmean radius,"price, usd",kind\n1.5,NA,a\nNA,2,b\n3.5,inf,null\n'
 
 
-def _run(folder, text: str, na_values, impute_non_finite: bool, delimiter: str = ",") -> list[dict]:
+def _run(folder, text: str, na_values, impute_non_finite: bool, dialect: CsvDialect = CsvDialect()) -> list[dict]:
     (folder / "data.csv").write_text(text, encoding="utf-8")
     exec_properties = {
         standard_component_specs.INPUT_BASE_KEY: str(folder),
         # TFX hands proto parameters to executors as JSON text.
         standard_component_specs.CUSTOM_CONFIG_KEY: json_format.MessageToJson(
-            make_custom_config(na_values, impute_non_finite, delimiter)
+            make_custom_config(na_values, impute_non_finite, dialect)
         ),
     }
     output = str(folder / "examples.tfrecord")
@@ -91,7 +92,7 @@ def test_tfx_own_executor_keeps_the_bom_and_splits_quoted_names(tmp_path):
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [(None, (frozenset({b""}), False, ",")), ("", (frozenset({b""}), False, ","))],
+    [(None, (frozenset({b""}), False, CsvDialect())), ("", (frozenset({b""}), False, CsvDialect()))],
     ids=["absent", "empty"],
 )
 def test_without_custom_config_the_defaults_are_tfx_s(raw, expected):
@@ -105,21 +106,23 @@ def test_read_header_of_an_empty_file_names_it(tmp_path):
 
 
 def test_settings_round_trip_through_the_component_config():
-    config = json_format.MessageToJson(make_custom_config(["NA", "?"], True, "\t"))
+    config = json_format.MessageToJson(make_custom_config(["NA", "?"], True, CsvDialect("\t", True)))
     settings = read_settings({standard_component_specs.CUSTOM_CONFIG_KEY: config})
     assert settings.na_values == {b"", b"NA", b"?"} and settings.impute_non_finite is True
-    assert settings.delimiter == "\t"
+    assert settings.dialect == CsvDialect("\t", skip_initial_space=True)
 
 
 def test_a_comma_file_keeps_the_config_it_had_before_delimiters_so_its_cache_holds():
-    config = json_format.MessageToJson(make_custom_config(["NA"], False, ","))
-    assert "delimiter" not in config
-    assert read_settings({standard_component_specs.CUSTOM_CONFIG_KEY: config}).delimiter == ","
+    config = json_format.MessageToJson(make_custom_config(["NA"], False, CsvDialect()))
+    assert "delimiter" not in config and "skip_initial_space" not in config
+    assert read_settings({standard_component_specs.CUSTOM_CONFIG_KEY: config}).dialect == CsvDialect()
 
 
 def test_read_header_splits_at_the_delimiter_and_keeps_quoted_ones(tmp_path):
     (tmp_path / "data.csv").write_text('\ufeffa;"b;c";d,e\n1;2;3\n', encoding="utf-8")
-    assert read_header(str(tmp_path / "data.csv"), ";") == ["a", "b;c", "d,e"]
+    assert read_header(str(tmp_path / "data.csv"), CsvDialect(";")) == ["a", "b;c", "d,e"]
+    (tmp_path / "spaced.csv").write_text("a, b,  c d\n1, 2, 3\n", encoding="utf-8")
+    assert read_header(str(tmp_path / "spaced.csv"), CsvDialect(",", True)) == ["a", "b", "c d"]
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ import tensorflow as tf
 from taxi_fixtures import TAXI_CSV
 from test_csv_executor import MESSY, _run
 
+from components.common.csv_dialect import CsvDialect
 from components.example_gen import fast_csv
 from components.example_gen.csv_executor import read_header
 
@@ -39,22 +40,20 @@ def _read_split(folder: str) -> list[tuple]:
     ]
 
 
-def _fast(folder, text: str, na_values, impute_non_finite: bool, delimiter: str = ",") -> list[tuple]:
+def _fast(folder, text: str, na_values, impute_non_finite: bool, dialect: CsvDialect = CsvDialect()) -> list[tuple]:
     path = folder / "fast.csv"
     path.write_text(text, encoding="utf-8")
-    names = read_header(str(path), delimiter)
-    kinds = fast_csv.infer_kinds([str(path)], names, na_values, impute_non_finite, delimiter=delimiter)
+    names = read_header(str(path), dialect)
+    kinds = fast_csv.infer_kinds([str(path)], names, na_values, impute_non_finite, dialect=dialect)
     splits = fast_csv.SplitSpec(("all",), (), (str(folder / "out"),))
-    counts = fast_csv.write_examples(
-        [str(path)], names, kinds, na_values, impute_non_finite, splits, delimiter=delimiter
-    )
+    counts = fast_csv.write_examples([str(path)], names, kinds, na_values, impute_non_finite, splits, dialect=dialect)
     rows = _read_split(str(folder / "out"))
     assert counts == {"all": len(rows)}
     return rows
 
 
-def _tfx(folder, text: str, na_values, impute_non_finite: bool, delimiter: str = ",") -> list[tuple]:
-    rows = _run(folder, text, na_values, impute_non_finite, delimiter)
+def _tfx(folder, text: str, na_values, impute_non_finite: bool, dialect: CsvDialect = CsvDialect()) -> list[tuple]:
+    rows = _run(folder, text, na_values, impute_non_finite, dialect)
     return [tuple(sorted((name, kind, tuple(values)) for name, (kind, values) in row.items())) for row in rows]
 
 
@@ -95,8 +94,25 @@ def test_another_separator_gives_the_examples_of_the_comma_file_on_both_paths(tm
     expected = sorted(_fast(tmp_path / "comma", text, ["", "NA"], False))
 
     assert len(expected) == 3 and any(("name", "bytes_list", (b"a;b|c\td",)) in row for row in expected)
-    assert sorted(_fast(tmp_path / "fast", other.getvalue(), ["", "NA"], False, delimiter)) == expected
-    assert sorted(_tfx(tmp_path / "beam", other.getvalue(), ["", "NA"], False, delimiter)) == expected
+    dialect = CsvDialect(delimiter)
+    assert sorted(_fast(tmp_path / "fast", other.getvalue(), ["", "NA"], False, dialect)) == expected
+    assert sorted(_tfx(tmp_path / "beam", other.getvalue(), ["", "NA"], False, dialect)) == expected
+
+
+def test_spaces_after_the_separators_are_dropped_on_both_paths_when_asked(tmp_path):
+    comma = "name,price,n\nZürich,1.5,1\nx y,,2\n,7,\n"
+    spaced = "name,  price, n\nZürich, 1.5,  1\nx y, ?, 2\n ,7,  \n"  # ` ?` and `  ` are missing once trimmed
+    for name in ("comma", "fast", "beam", "kept"):
+        (tmp_path / name).mkdir()
+    dialect = CsvDialect(",", skip_initial_space=True)
+
+    expected = sorted(_fast(tmp_path / "comma", comma, ["", "?"], False))
+
+    assert any(("price", "float_list", ()) in row for row in expected)
+    assert sorted(_fast(tmp_path / "fast", spaced, ["", "?"], False, dialect)) == expected
+    assert sorted(_tfx(tmp_path / "beam", spaced, ["", "?"], False, dialect)) == expected
+    kept = _fast(tmp_path / "kept", spaced, ["", "?"], False)  # without the setting: names keep their spaces
+    assert {name for name, _, _ in kept[0]} == {"name", "  price", " n"}
 
 
 def test_taxi_data_is_written_identically(tmp_path):

@@ -184,7 +184,7 @@ CASES = [
         "spaces_after_the_commas",  # as UCI's adult (census income) data comes
         GOOD.replace(",", ", "),
         {},
-        ["features.company", "Did you mean ` company`?", "surrounding spaces", "skipinitialspace=True"],
+        ["features.company", "Did you mean ` company`?", "surrounding spaces", "`skip_initial_space: true`"],
     ),
     (
         "semicolon_separated_read_with_commas",  # as UCI's wine-quality files come
@@ -285,6 +285,11 @@ def test_case_table_has_at_least_15_bad_files():
         (_with_cell(3, 0, "inf"), {"fare": {"transform": "zscore"}}, {"data.checks": {"non_finite": "impute"}}),
         (GOOD.replace(",", ";"), {"fare": {"transform": "zscore"}}, {"data.delimiter": ";"}),
         ({"part.tsv": GOOD.replace(",", "\t")}, {"fare": {"transform": "zscore"}}, {"data.path": "data"}),
+        (
+            _with_cell(2, 0, "?", GOOD).replace(",", ", "),
+            {"fare": {"transform": "zscore"}},
+            {"data.skip_initial_space": True, "data.na_values": ["", "?"]},
+        ),
     ],
     ids=[
         "utf8_bom",
@@ -296,6 +301,7 @@ def test_case_table_has_at_least_15_bad_files():
         "impute",
         "semicolons_declared",
         "tsv_by_name",
+        "spaces_after_commas_skipped",
     ],
 )
 def test_messy_but_usable_file_is_valid(tmp_path, repo_dir, text, features, overrides):

@@ -7,6 +7,7 @@ import gzip
 import pytest
 from taxi_fixtures import TAXI_CSV
 
+from components.common.csv_dialect import CsvDialect
 from pipelines.spec import data_checks
 from pipelines.spec.data_checks import DataProblem, profile_csv
 
@@ -46,7 +47,11 @@ def _both(monkeypatch, files, **kwargs):
         ("a,b\n1, 2\n3,1_0\n", {"keep_columns": ("a", "b")}),  # whitespace and `_`: float() reads them
         (
             MESSY.replace(",", ";"),
-            {"na_values": ("", "NA"), "non_finite": "impute", "keep_columns": ("price",), "delimiter": ";"},
+            {"na_values": ("", "NA"), "non_finite": "impute", "keep_columns": ("price",), "dialect": CsvDialect(";")},
+        ),
+        (
+            "id, price, kind\n1,  NA, a\n2, 5, b\n3, ?, c\n",
+            {"na_values": ("NA", "?"), "keep_columns": ("price",), "dialect": CsvDialect(",", True)},
         ),
     ],
     ids=[
@@ -59,6 +64,7 @@ def _both(monkeypatch, files, **kwargs):
         "arrow-numbers",
         "python-numbers",
         "semicolons",
+        "spaces-after-commas",
     ],
 )
 def test_fast_profile_equals_the_row_by_row_profile(tmp_path, monkeypatch, text, kwargs):
@@ -106,14 +112,20 @@ def test_non_utf8_gets_the_row_by_row_message(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("text", "delimiter"),
-    [(MESSY, ","), ("a,b\n1,x\n1,x\n", ","), ("a\n-0\n0.0\n", ","), (MESSY.replace(",", "\t"), "\t")],
-    ids=["messy", "constant", "zeros", "tabs"],
+    ("text", "dialect"),
+    [
+        (MESSY, CsvDialect()),
+        ("a,b\n1,x\n1,x\n", CsvDialect()),
+        ("a\n-0\n0.0\n", CsvDialect()),
+        (MESSY.replace(",", "\t"), CsvDialect("\t")),
+        ("id, price, kind, score, note\n1,  NA, a, 2, x\n", CsvDialect(",", True)),
+    ],
+    ids=["messy", "constant", "zeros", "tabs", "spaces-after-commas"],
 )
-def test_the_fast_path_itself_profiles_these_files(tmp_path, text, delimiter):
+def test_the_fast_path_itself_profiles_these_files(tmp_path, text, dialect):
     path = tmp_path / "data.csv"
     path.write_text(text, encoding="utf-8")
-    header = text.split("\n", 1)[0].split(delimiter)
+    header = dialect.cells(text.split("\n", 1)[0].split(dialect.delimiter))
     profile = data_checks.fast_profile(
         [str(path)],
         header,
@@ -121,8 +133,8 @@ def test_the_fast_path_itself_profiles_these_files(tmp_path, text, delimiter):
         "impute",
         (),
         data_checks._open_text,  # noqa: SLF001
-        delimiter=delimiter,
+        dialect=dialect,
     )
-    assert profile is not None and profile.columns == tuple(header) and profile.delimiter == delimiter
+    assert profile is not None and profile.columns == tuple(header) and profile.dialect == dialect
     if len(header) == 5:  # MESSY, with either separator
         assert profile.numeric == {"id", "price", "score"}

@@ -1,0 +1,52 @@
+"""How a CSV file's cells are written: the one description that every reader of the data follows.
+
+`validate`'s row-by-row and Arrow profiles, the label's class list and
+ExampleGen's Arrow and Beam paths all read cells through a `CsvDialect`, so
+a file reads the same everywhere: the separator (`data.delimiter`) and
+whether the spaces at the start of each cell are dropped
+(`data.skip_initial_space`, for files written `a, b, c` such as UCI's adult
+census data; pandas' `skipinitialspace`).
+
+With `skip_initial_space`, the spaces are dropped after the cell is split out
+(header names too), so a cell that then reads as a missing-value marker
+(` ?`) is missing. A quote after a space does not start a quoted cell, in
+every reader alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+__all__ = ["CsvDialect"]
+
+
+@dataclasses.dataclass(frozen=True)
+class CsvDialect:
+    """The separator between cells, and whether spaces at the start of a cell are dropped."""
+
+    delimiter: str = ","
+    skip_initial_space: bool = False
+
+    def cells(self, row: list[str]) -> list[str]:
+        """A row as Python's `csv` module split it, with this dialect's spaces dropped."""
+        return [cell.lstrip(" ") for cell in row] if self.skip_initial_space else row
+
+    def arrow_parse_options(self) -> pa_csv.ParseOptions:
+        return pa_csv.ParseOptions(delimiter=self.delimiter, newlines_in_values=True, ignore_empty_lines=True)
+
+    def arrow_cells(self, batch: pa.RecordBatch, null_values: Sequence[str]) -> pa.RecordBatch:
+        """A batch of string columns (read with `null_values` as nulls) with this dialect's spaces dropped,
+        and the cells that then equal one of `null_values` made null."""
+        if not self.skip_initial_space:
+            return batch
+        markers = pa.array(sorted(set(null_values)), pa.string())
+        columns = []
+        for column in batch.columns:
+            trimmed = pc.utf8_ltrim(column, characters=" ")
+            columns.append(pc.if_else(pc.is_in(trimmed, value_set=markers), pa.scalar(None, pa.string()), trimmed))
+        return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)

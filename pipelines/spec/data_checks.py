@@ -129,7 +129,8 @@ def _open_text(path: str):
 
 @dataclasses.dataclass
 class _ColumnTally:
-    """What one pass over a column saw: first text cell, distinct values (up to 2), non-finite cells."""
+    """What one pass over a column saw: first text cell, missing cells, least number, distinct values (up
+    to 2), non-finite cells."""
 
     text_at: tuple[str, int, str] | None = None
     filled: bool = False
@@ -137,15 +138,14 @@ class _ColumnTally:
     missing_count: int = 0
     first_missing: tuple[str, int] | None = None
     minimum: float = math.inf
+    distinct: set = dataclasses.field(default_factory=set)
+    non_finite: list[tuple[str, int, str]] = dataclasses.field(default_factory=list)
 
     def add_missing(self, path: str, line: int) -> None:
         self.missing = True
         self.missing_count += 1
         if self.first_missing is None:
             self.first_missing = (path, line)
-
-    distinct: set = dataclasses.field(default_factory=set)
-    non_finite: list[tuple[str, int, str]] = dataclasses.field(default_factory=list)
 
 
 def _read_header(path: str, reader, dialect: CsvDialect = CsvDialect()) -> list[str]:

@@ -247,6 +247,7 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
             "training": dataclasses.asdict(spec.training),
             "materialized": materialized,
             "metrics": list(spec.evaluation.metrics),
+            "label_scale": list(resolved.label_scale) if resolved.label_scale else None,
         },
     ).with_id("Trainer")
     baseline = resolver.Resolver(

@@ -49,6 +49,7 @@ def build_model(
     model: dict[str, Any],
     vocabulary_sizes: dict[str, int],
     inputs_used: Optional[Sequence[ModelInput]] = None,
+    label_scale: Optional[Sequence[float]] = None,
 ) -> tf.keras.Model:
     """Builds the model the spec declares (not compiled).
 
@@ -58,6 +59,9 @@ def build_model(
       vocabulary_sizes: column -> vocabulary size for `vocabulary` features.
       inputs_used: the model inputs (`model_inputs.from_transform_output`: the `<column>_xf` features and a
         user transform's extra outputs); None: the declared features' `<column>_xf` only.
+      label_scale: regression: the label's (mean, std); the model then predicts `mean + std * output` of
+        its linear unit (a layer `label_scale`), so labels far from 0 and 1 are learned at the same rate.
+        A user `build_model` finds it in its `config` as `label_scale` ([mean, std], or None).
 
     Returns:
       The Keras model.
@@ -65,8 +69,9 @@ def build_model(
     inputs_used = list(inputs_used) if inputs_used is not None else model_inputs.from_config(config, vocabulary_sizes)
     inputs = {i.name: tf.keras.Input(shape=i.shape, name=i.name, dtype=i.dtype) for i in inputs_used}
     if model.get("build_model"):
+        scale = list(label_scale) if label_scale and config.task != "classification" else None
         return load_user_builder(model["build_model"])(
-            feature_specs=config.features, label=config.label_name, config=model
+            feature_specs=config.features, label=config.label_name, config={**model, "label_scale": scale}
         )
 
     kind = model.get("type", "wide_and_deep")
@@ -105,6 +110,9 @@ def build_model(
         head_input = tf.keras.layers.concatenate([deep, *wide])
     units, activation = head(config)
     output = tf.keras.layers.Dense(units, activation=activation, dtype="float32", name="prediction")(head_input)
+    if label_scale and config.task != "classification":
+        mean, std = label_scale
+        output = tf.keras.layers.Rescaling(scale=std, offset=mean, dtype="float32", name="label_scale")(output)
     return tf.keras.Model(inputs, output)
 
 

@@ -139,7 +139,7 @@ def _build_model(
     """Builds, wraps and compiles the model (call inside the strategy and precision scopes)."""
     sizes = _vocabulary_sizes(config, tf_transform_output)
     inputs = model_inputs.from_transform_output(config, tf_transform_output, sizes)  # with a user transform's extras
-    model = model_builder.build_model(config, custom["model"], sizes, inputs)
+    model = model_builder.build_model(config, custom["model"], sizes, inputs, custom.get("label_scale"))
     model_builder.check_head(model, config)
     if model._is_compiled:  # noqa: SLF001 - a user builder may compile its own model
         if options.gradient_accumulation_steps > 1:

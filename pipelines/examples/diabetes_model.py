@@ -19,7 +19,8 @@ def build(feature_specs: dict, label: str, config: dict) -> tf.keras.Model:
     Args:
       feature_specs: the spec's `features`: column -> settings, e.g. `{"bmi": {"transform": "zscore"}}`.
       label: the label's name (the Trainer feeds it as the target; not an input).
-      config: the spec's `model` section (`type`, `hidden_units`, `embedding_dim`, `build_model`).
+      config: the spec's `model` section (`type`, `hidden_units`, `embedding_dim`, `build_model`) and
+        `label_scale`: a regression label's [mean, standard deviation] over the data (None otherwise).
 
     Returns:
       An uncompiled Keras model: inputs named `<column>_xf` (float32, shape []) and the transform's
@@ -36,5 +37,10 @@ def build(feature_specs: dict, label: str, config: dict) -> tf.keras.Model:
     hidden = tf.keras.layers.concatenate([dense, band])
     for units in config.get("hidden_units") or [32, 16]:
         hidden = tf.keras.layers.Dense(units, activation="relu")(hidden)
-    output = tf.keras.layers.Dense(1, name=label)(hidden)
-    return tf.keras.Model(inputs, output)
+    if not config.get("label_scale"):
+        return tf.keras.Model(inputs, tf.keras.layers.Dense(1, name=label)(hidden))
+    # The label is in the hundreds: predict its mean plus its spread times a unit near 0, so the network
+    # learns at the default rate instead of growing its weights to the label's scale first.
+    mean, std = config["label_scale"]
+    standardized = tf.keras.layers.Dense(1)(hidden)
+    return tf.keras.Model(inputs, tf.keras.layers.Rescaling(scale=std, offset=mean, name=label)(standardized))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from pipelines.spec.data_rules import label_scale
 from pipelines.spec.errors import SpecError, SpecProblem
 from pipelines.spec.models import PipelineSpec
 from pipelines.spec.resolved import ResolvedSpec
@@ -39,6 +40,7 @@ def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None) -> 
         data_files=ctx.profile.files,
         data_format=ctx.profile.format,
         csv_dialect=ctx.profile.dialect,
+        label_scale=label_scale(spec, ctx.profile),
         columns=ctx.profile.columns,
         numeric_columns=ctx.profile.numeric,
     )

@@ -15,7 +15,7 @@ import numpy as np
 from components.transform import label_expression
 from pipelines.spec.errors import SpecProblem
 
-__all__ = ["rule_label_values", "rule_feature_values", "label_columns", "label_values"]
+__all__ = ["rule_label_values", "rule_feature_values", "label_columns", "label_values", "label_scale"]
 
 
 def _numpy_ops(rows: int) -> dict:
@@ -87,6 +87,20 @@ def label_values(spec, profile) -> list | None:
         value = label_expression.evaluate(spec.label.expression, columns, _numpy_ops(rows))
         labels = np.broadcast_to(np.asarray(value, dtype=float), (rows,))
     return np.where(missing, 0.0, labels).tolist()  # Transform gives label 0 where an input is missing
+
+
+def label_scale(spec, profile) -> tuple[float, float] | None:
+    """(mean, standard deviation) of a regression label over every row of the data, or None (not
+    regression, not CSV, or no spread). The built-in models predict `mean + std * output`, so a label in
+    the hundreds of thousands (house prices) is learned at the default learning rate, not only one near 1."""
+    if spec.label.task == "classification" or profile is None or profile.format != "csv":
+        return None
+    values = label_values(spec, profile)
+    present = np.array([v for v in values or () if v is not None], dtype=float)
+    if present.size < 2 or not np.isfinite(present).all():
+        return None
+    std = float(present.std())
+    return (float(present.mean()), std) if std > 0 else None
 
 
 def rule_label_values(ctx) -> Iterator[SpecProblem]:

@@ -50,6 +50,7 @@ class ResolvedSpec:
     model_name: str
     data_files: tuple[str, ...] = ()
     data_format: str = "csv"
+    label_scale: tuple[float, float] | None = None  # regression: the label's (mean, std) over the data
     csv_dialect: CsvDialect = CsvDialect()  # how CSV cells are separated (`data.delimiter`, `skip_initial_space`)
     columns: tuple[str, ...] = ()
     numeric_columns: frozenset[str] = frozenset()

@@ -36,7 +36,8 @@ def test_the_doc_names_the_arguments_the_framework_passes():
     with open(os.path.join(REPO, "components", "transform", "preprocessing.py"), encoding="utf-8") as handle:
         assert "user_fn(inputs=inputs, outputs=outputs, custom_config=custom_config)" in handle.read()
     with open(os.path.join(REPO, "components", "trainer", "model_builder.py"), encoding="utf-8") as handle:
-        assert "feature_specs=config.features, label=config.label_name, config=model" in handle.read()
+        called = 'feature_specs=config.features, label=config.label_name, config={**model, "label_scale": scale}'
+        assert called in handle.read()
     with open(DOC, encoding="utf-8") as handle:
         text = handle.read()
     assert "`fn(inputs, outputs, custom_config) -> dict`" in text

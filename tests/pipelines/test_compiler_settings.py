@@ -69,3 +69,24 @@ def test_the_data_files_separator_reaches_example_gen(tmp_path, taxi_sample_csv)
 def _pipeline(tmp_path, taxi_sample_csv, **sections):
     spec = taxi_spec(taxi_sample_csv, str(tmp_path / "root"), **sections)
     return compile_pipeline(load_spec(write_spec(tmp_path / "spec.yaml", spec)))
+
+
+def test_a_regression_labels_mean_and_spread_reach_the_trainer(tmp_path, taxi_sample_csv):
+    import csv
+    import json
+
+    import numpy as np
+
+    with open(taxi_sample_csv, newline="", encoding="utf-8") as handle:
+        tips = np.array([float(row["tips"]) for row in csv.DictReader(handle)])
+    regression = _components(
+        tmp_path,
+        taxi_sample_csv,
+        label={"name": "tip", "column": "tips", "task": "regression", "expression": None},
+        evaluation={"metrics": ["mean_absolute_error"], "thresholds": {}},
+    )
+    mean, std = json.loads(regression["Trainer"].exec_properties["custom_config"])["label_scale"]
+    assert abs(mean - tips.mean()) < 1e-9
+    assert abs(std - tips.std()) < 1e-9
+    classification = _components(tmp_path, taxi_sample_csv)["Trainer"]
+    assert json.loads(classification.exec_properties["custom_config"])["label_scale"] is None

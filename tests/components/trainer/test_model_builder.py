@@ -134,3 +134,30 @@ def test_a_model_whose_output_does_not_fit_the_classes_is_refused_naming_them():
         "(a softmax layer of 3 unit(s)). Fix the last layer of `model.build_model`."
     )
     check_head(single, CONFIG)  # one sigmoid unit fits a binary label
+
+
+def test_a_regression_label_far_from_zero_is_learned_at_the_default_rate_with_its_scale():
+    # House prices: mean 300k, spread 80k. Without the scale, 300 steps at 0.001 leave the
+    # prediction near 0 (the output weights grow by about the rate per step).
+    config = TransformConfig(features={"income": {"transform": "zscore"}}, label_name="price", task="regression")
+    rng = np.random.default_rng(0)
+    income = rng.normal(size=2048).astype("float32")
+    price = (300_000 + 80_000 * income + rng.normal(scale=5_000, size=2048)).astype("float32").reshape(-1, 1)
+    errors = {}
+    for scale in (None, (float(price.mean()), float(price.std()))):
+        tf.keras.utils.set_random_seed(0)
+        model = build_model(config, {"type": "dnn", "hidden_units": [8]}, {}, label_scale=scale)
+        compile_model(model, config, {"learning_rate": 0.001, "steps_per_execution": 50}, [])
+        model.fit({"income_xf": income}, price, epochs=10, batch_size=64, verbose=0)  # 320 steps
+        prediction = model.predict({"income_xf": income}, verbose=0)
+        errors[scale is not None] = float(np.sqrt(np.mean((prediction - price) ** 2)))
+    # Predicting the mean scores the spread, 80k; the unscaled model has not reached the mean yet.
+    assert errors[True] < 40_000 and errors[False] > 250_000, errors
+
+
+def test_the_label_scale_is_for_regression_and_user_builders_get_it():
+    regression = TransformConfig(features={"x": {"transform": "zscore"}}, label_name="y", task="regression")
+    scaled = build_model(regression, {"type": "dnn", "hidden_units": [2]}, {}, label_scale=(10.0, 2.0))
+    assert scaled.layers[-1].name == "label_scale" and scaled.get_layer("prediction").units == 1
+    classes = build_model(CONFIG, {"type": "dnn", "hidden_units": [2]}, {"company": 5}, label_scale=(10.0, 2.0))
+    assert "label_scale" not in [layer.name for layer in classes.layers]

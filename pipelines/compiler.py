@@ -247,7 +247,8 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
             "training": dataclasses.asdict(spec.training),
             "materialized": materialized,
             "metrics": list(spec.evaluation.metrics),
-            "label_scale": list(resolved.label_scale) if resolved.label_scale else None,
+            # Only where there is one: other runs keep the Trainer's cache key they had before it existed.
+            **({"label_scale": list(resolved.label_scale)} if resolved.label_scale else {}),
         },
     ).with_id("Trainer")
     baseline = resolver.Resolver(

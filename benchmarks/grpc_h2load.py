@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -117,6 +118,18 @@ def _latencies(log_file: Path) -> list[float]:
     return [int(line.split("\t")[2]) * 1e-6 for line in log_file.read_text().splitlines() if line]
 
 
+def _settled(counts, quiet_seconds: float = 0.1, limit_seconds: float = 5.0) -> dict:
+    """The server's counts once they stop changing for `quiet_seconds` (at most `limit_seconds` of waiting)."""
+    last, deadline = dict(counts()), time.monotonic() + limit_seconds
+    while time.monotonic() < deadline:
+        time.sleep(quiet_seconds)
+        now = dict(counts())
+        if now == last:
+            return now
+        last = now
+    return last
+
+
 def _h2load(argv: list[str], timeout: float) -> str:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
@@ -184,7 +197,7 @@ def run_h2load(
         url = f"http://{address}{path}"
         warm = [*common, "-D", f"{max(1, round(warmup * 1000))}ms", url]  # h2load takes whole units
         rate = parse_h2load_output(_h2load(warm, warmup + 60)).qps
-        before = dict(counts())
+        before = _settled(counts)  # a timed run leaves calls in flight that the server answers after it ends
         requests = max(concurrency, round(rate * duration))
         output = _h2load([*common, "-n", str(requests), f"--log-file={log_file}", url], 10 * duration + 60)
         after = dict(counts())

@@ -101,3 +101,10 @@ def test_h2load_run_fails_loudly_when_the_server_did_not_answer_every_call_ok(fl
             warmup=0.1,
             counts=lambda: frozen,
         )
+
+
+def test_the_counts_before_the_measured_run_wait_for_the_warmup_runs_last_answers():
+    # A timed h2load run ends with calls in flight; the server answers them after h2load exits. CI once
+    # counted one of them in the measured run (1456 OK for 1455 requests).
+    reads = iter([{"OK": 10}, {"OK": 11}, {"OK": 12}, {"OK": 12}])
+    assert grpc_h2load._settled(lambda: next(reads), quiet_seconds=0) == {"OK": 12}  # noqa: SLF001

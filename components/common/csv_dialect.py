@@ -16,7 +16,7 @@ every reader alike.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,8 +36,21 @@ class CsvDialect:
         """A row as Python's `csv` module split it, with this dialect's spaces dropped."""
         return [cell.lstrip(" ") for cell in row] if self.skip_initial_space else row
 
-    def arrow_parse_options(self) -> pa_csv.ParseOptions:
-        return pa_csv.ParseOptions(delimiter=self.delimiter, newlines_in_values=True, ignore_empty_lines=True)
+    def arrow_batches(
+        self, path, column_names: Sequence[str], null_values: Sequence[str], block_size: int
+    ) -> Iterator[pa.RecordBatch]:
+        """The file's rows (header skipped) as record batches of strings, `null_values` cells as nulls, read
+        with this dialect (`arrow_cells`); about `block_size` bytes of CSV each."""
+        read = pa_csv.ReadOptions(column_names=list(column_names), skip_rows=1, block_size=block_size)
+        parse = pa_csv.ParseOptions(delimiter=self.delimiter, newlines_in_values=True, ignore_empty_lines=True)
+        convert = pa_csv.ConvertOptions(
+            column_types={name: pa.string() for name in column_names},
+            null_values=list(null_values),
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+        )
+        for batch in pa_csv.open_csv(path, read_options=read, parse_options=parse, convert_options=convert):
+            yield self.arrow_cells(batch, null_values)
 
     def arrow_cells(self, batch: pa.RecordBatch, null_values: Sequence[str]) -> pa.RecordBatch:
         """A batch of string columns (read with `null_values` as nulls) with this dialect's spaces dropped,

@@ -112,6 +112,19 @@ def read_header(path: str, dialect: CsvDialect = CsvDialect()) -> list[str]:
         raise ValueError(f"{path} is empty. Expected a header line and data rows.") from None
 
 
+def _shared_header(files: list[str], dialect: CsvDialect) -> list[str]:
+    """The header every file of one split has.
+
+    Raises:
+        RuntimeError: two files' headers differ.
+    """
+    column_names = read_header(files[0], dialect)
+    for path in files[1:]:
+        if read_header(path, dialect) != column_names:
+            raise RuntimeError(f"Files in the same split have different headers: {files[0]}, {path}.")
+    return column_names
+
+
 def _is_non_finite(cell: bytes) -> bool:
     try:
         return not math.isfinite(float(cell))
@@ -150,10 +163,7 @@ class _CsvToExample(beam.PTransform):
         if not files:
             raise RuntimeError(f"Split pattern {self._pattern} does not match any files.")
         dialect = self._settings.dialect
-        column_names = read_header(files[0], dialect)
-        for path in files[1:]:
-            if read_header(path, dialect) != column_names:
-                raise RuntimeError(f"Files in same split {self._pattern} have different headers: {files[0]}, {path}.")
+        column_names = _shared_header(files, dialect)
         cells = (
             pipeline
             | "CreateFilenames" >> beam.Create(files)
@@ -246,10 +256,7 @@ class Executor(tfx_csv.Executor):
             return super().Do(input_dict, output_dict, exec_properties)
         files, splits = plan
         settings = read_settings(exec_properties)
-        column_names = read_header(files[0], settings.dialect)
-        for path in files[1:]:
-            if read_header(path, settings.dialect) != column_names:
-                raise RuntimeError(f"Files in the same split have different headers: {files[0]}, {path}.")
+        column_names = _shared_header(files, settings.dialect)
         na_values = sorted(v.decode("utf-8") for v in settings.na_values)
         impute_non_finite = settings.impute_non_finite
         kinds = fast_csv.infer_kinds(files, column_names, na_values, impute_non_finite, dialect=settings.dialect)

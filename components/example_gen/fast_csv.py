@@ -44,7 +44,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pa_csv
 from tfx_bsl.coders import example_coder
 
 from components.common import columnar_copy
@@ -88,18 +87,9 @@ class SplitSpec:
 def _read_batches(
     path: str, column_names: Sequence[str], na_values: Sequence[str], dialect: CsvDialect = CsvDialect()
 ) -> Iterator[pa.RecordBatch]:
-    """The file's rows as record batches of strings (missing-value markers as nulls), header skipped."""
-    read = pa_csv.ReadOptions(column_names=list(column_names), skip_rows=1, block_size=BATCH_BYTES)
-    null_values = sorted(set(na_values) | {""})
-    convert = pa_csv.ConvertOptions(
-        column_types={name: pa.string() for name in column_names},
-        null_values=null_values,
-        strings_can_be_null=True,
-        quoted_strings_can_be_null=True,
-    )
-    parse = dialect.arrow_parse_options()
-    for batch in pa_csv.open_csv(path, read_options=read, parse_options=parse, convert_options=convert):
-        yield dialect.arrow_cells(batch, null_values)
+    """The file's rows as record batches of strings (missing-value markers and empty cells as nulls), header
+    skipped."""
+    return dialect.arrow_batches(path, column_names, sorted(set(na_values) | {""}), BATCH_BYTES)
 
 
 def _blank_non_finite(column: pa.Array) -> pa.Array:

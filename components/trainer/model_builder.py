@@ -68,8 +68,8 @@ def build_model(
     """
     inputs_used = list(inputs_used) if inputs_used is not None else model_inputs.from_config(config, vocabulary_sizes)
     inputs = {i.name: tf.keras.Input(shape=i.shape, name=i.name, dtype=i.dtype) for i in inputs_used}
+    scale = list(label_scale) if label_scale and config.task != "classification" else None
     if model.get("build_model"):
-        scale = list(label_scale) if label_scale and config.task != "classification" else None
         return load_user_builder(model["build_model"])(
             feature_specs=config.features, label=config.label_name, config={**model, "label_scale": scale}
         )
@@ -110,8 +110,8 @@ def build_model(
         head_input = tf.keras.layers.concatenate([deep, *wide])
     units, activation = head(config)
     output = tf.keras.layers.Dense(units, activation=activation, dtype="float32", name="prediction")(head_input)
-    if label_scale and config.task != "classification":
-        mean, std = label_scale
+    if scale:
+        mean, std = scale
         output = tf.keras.layers.Rescaling(scale=std, offset=mean, dtype="float32", name="label_scale")(output)
     return tf.keras.Model(inputs, output)
 

@@ -22,7 +22,6 @@ import math
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pa_csv
 
 from components.common.csv_dialect import CsvDialect
 
@@ -163,17 +162,8 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
     rows = 0
     try:
         for file_index, path in enumerate(files):
-            read = pa_csv.ReadOptions(column_names=list(header), skip_rows=1, block_size=16 << 20)
-            parse = dialect.arrow_parse_options()
-            convert = pa_csv.ConvertOptions(
-                column_types={name: pa.string() for name in header},
-                null_values=sorted(set(na_values)),
-                strings_can_be_null=True,
-                quoted_strings_can_be_null=True,
-            )
             file_rows = 0
-            for batch in pa_csv.open_csv(path, read_options=read, parse_options=parse, convert_options=convert):
-                batch = dialect.arrow_cells(batch, na_values)
+            for batch in dialect.arrow_batches(path, header, sorted(set(na_values)), 16 << 20):
                 for name, column in zip(header, batch.columns):
                     columns[name].add(column, file_index, file_rows)
                 file_rows += batch.num_rows

@@ -13,10 +13,12 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import tensorflow as tf
+from google.protobuf.message import DecodeError
 from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from serving.atomic import atomic_path
@@ -27,6 +29,8 @@ __all__ = [
     "DEFAULT_WARMUP_BYTES",
     "MAX_WARMUP_RECORDS",
     "WARMUP_FILE",
+    "WarmupFileError",
+    "iter_warmup_records",
     "read_warmup_file",
     "warmup_path",
     "write_warmup_file",
@@ -37,6 +41,10 @@ MAX_WARMUP_RECORDS = 1000  # TensorFlow Serving refuses longer warmup files
 # The examples' bytes a warmup file holds by default: 4 MiB is 100 table rows many times over, and
 # a few photos. The file is read at every load and copied with every version.
 DEFAULT_WARMUP_BYTES = 4 * 1024 * 1024
+
+
+class WarmupFileError(ValueError):
+    """A warmup file that cannot be read: not TFRecord, a record that is not a PredictionLog, too many records."""
 
 
 def warmup_path(version_dir: str | os.PathLike) -> Path:
@@ -158,22 +166,66 @@ def _warmup_rows(examples: Sequence[bytes], max_records: int, max_bytes: int) ->
     return rows or [min(examples, key=len)]
 
 
-def read_warmup_file(path: str | os.PathLike) -> list[prediction_log_pb2.PredictionLog]:
-    """Reads a warmup file's PredictionLog records.
+def _op_message(err: tf.errors.OpError) -> str:
+    """TensorFlow's message without the function-node prefix and op suffix eager mode adds."""
+    text = re.sub(r"^\{\{[^}]*\}\}\s*", "", err.message.splitlines()[0] if err.message else "")
+    return re.sub(r"\s*\[Op:[^\]]*\].*$", "", text) or type(err).__name__
 
-    Raises:
-        ValueError: More than MAX_WARMUP_RECORDS records.
+
+def iter_warmup_records(path: str | os.PathLike) -> Iterator[prediction_log_pb2.PredictionLog]:
+    """Yields a warmup file's PredictionLog records one at a time, as TensorFlow Serving reads them.
+
+    Raises (when the bad record is reached, after the good ones before it):
+        WarmupFileError: The file is not a TFRecord file (TensorFlow Serving's
+            DATA_LOSS "... Please verify your warmup data is in TFRecord
+            format"), a record is not a PredictionLog ("Failed to parse warmup
+            record"), or there are more than MAX_WARMUP_RECORDS records
+            ("Number of warmup records exceeds the maximum").
     """
-    logs = []
-    for record in tf.data.TFRecordDataset(str(path)):
-        logs.append(prediction_log_pb2.PredictionLog.FromString(record.numpy()))
-        if len(logs) > MAX_WARMUP_RECORDS:
-            raise ValueError(
+    records = iter(tf.data.TFRecordDataset(str(path)))
+    count = 0
+    while True:
+        try:
+            record = next(records).numpy()
+        except StopIteration:
+            return
+        except tf.errors.DataLossError as err:
+            raise WarmupFileError(
                 message(
-                    f"Number of warmup records exceeds the maximum ({MAX_WARMUP_RECORDS}) in {path}",
+                    f"{_op_message(err)}. Please verify your warmup data is in TFRecord format",
+                    expected=f"{path} to be a TFRecord file of PredictionLog protos",
+                    received=f"bytes that are not TFRecord framing after {count} records",
+                    fix="Write it with tf.io.TFRecordWriter (serving.warmup.write_warmup_file does).",
+                )
+            ) from None
+        count += 1
+        if count > MAX_WARMUP_RECORDS:
+            raise WarmupFileError(
+                message(
+                    f"Number of warmup records exceeds the maximum ({MAX_WARMUP_RECORDS}) at {path}",
                     expected=f"at most {MAX_WARMUP_RECORDS} records",
                     received="more",
                     fix="Write fewer warmup requests.",
                 )
             )
-    return logs
+        try:
+            log = prediction_log_pb2.PredictionLog.FromString(record)
+        except DecodeError:
+            raise WarmupFileError(
+                message(
+                    f"Failed to parse warmup record: {record[:40]!r} from {path}",
+                    expected="every record a serialized tensorflow.serving.PredictionLog",
+                    received=f"record {count - 1}: {len(record)} bytes that are not one",
+                    fix="Write PredictionLog protos (serving.warmup.write_warmup_file does).",
+                )
+            ) from None
+        yield log
+
+
+def read_warmup_file(path: str | os.PathLike) -> list[prediction_log_pb2.PredictionLog]:
+    """Reads a warmup file's PredictionLog records.
+
+    Raises:
+        WarmupFileError: See `iter_warmup_records`.
+    """
+    return list(iter_warmup_records(path))

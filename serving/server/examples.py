@@ -48,15 +48,27 @@ def _check_feature_count(count: int, where: str) -> None:
         )
 
 
+# TensorFlow Serving's names for a Feature's kinds, in its messages.
+_KIND_NAMES = {"bytes_list": "bytes", "float_list": "float", "int64_list": "int64"}
+
+
 def _kind_error(name: str, kind: str) -> InvalidArgument:
     return InvalidArgument(
         message(
-            f"Unexpected element type in feature: {name} expecting type: {kind}",
+            f"Unexpected element type in feature: {name} expecting type: {_KIND_NAMES.get(kind, kind)}",
             expected=f"every value of feature {name!r} of one kind (int, float or bytes)",
             received="a mix of kinds",
             fix=_FIX,
         )
     )
+
+
+def _json_type(value: Any) -> str:
+    """A JSON value's type as TensorFlow Serving names it in messages."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    names = {type(None): "Null", list: "Array", dict: "Object", str: "String", int: "Number", float: "Number"}
+    return "Object" if isinstance(value, Mapping) else names.get(type(value), type(value).__name__)
 
 
 def _add_value(feature: feature_pb2.Feature, name: str, value: Any) -> None:
@@ -91,7 +103,7 @@ def _add_value(feature: feature_pb2.Feature, name: str, value: Any) -> None:
         if not -(2**63) <= value < 2**63:
             raise InvalidArgument(
                 message(
-                    f"Feature: {name} has uint64 element. Only int64 is supported",
+                    f"Feature: {name} has uint64_t element. Only int64_t is supported.",
                     expected="integers in the int64 range",
                     received=str(value),
                     fix="Send it as a float or a string.",
@@ -99,10 +111,9 @@ def _add_value(feature: feature_pb2.Feature, name: str, value: Any) -> None:
             )
         feature.int64_list.value.append(value)
     else:
-        json_type = {type(None): "Null", list: "Array", dict: "Object"}.get(type(value), type(value).__name__)
         raise InvalidArgument(
             message(
-                f"Feature: {name} has element with unexpected JSON type: {json_type}",
+                f"Feature: {name} has element with unexpected JSON type: {_json_type(value)}",
                 expected='a number, a string, {"b64": ...} or a flat list of them',
                 received=str(value)[:80],
                 fix=_FIX,
@@ -119,7 +130,7 @@ def feature_dict_to_example(features: Mapping[str, Any], where: str = "an exampl
     if not isinstance(features, Mapping):
         raise InvalidArgument(
             message(
-                "Example must be JSON object",
+                f"Example must be JSON object but got JSON {_json_type(features)}",
                 expected="an object of feature name to value(s)",
                 received=str(features)[:80],
                 fix='Send examples like {"x": [1.0, 2.0], "tag": "a"}.',
@@ -137,9 +148,20 @@ def feature_dict_to_example(features: Mapping[str, Any], where: str = "an exampl
 def examples_from_json(body: Mapping[str, Any]) -> np.ndarray:
     """Reads `examples` (and optional `context`) from a classify/regress body.
 
+    The context is read first, then the examples, in TensorFlow Serving's
+    order (`FillClassifyRegressRequestFromJson`), so a body with both wrong
+    gets its error.
+
     Returns:
         A 1-D object array of serialized tf.Example strings.
+
+    Raises:
+        InvalidArgument: No `examples` list, an empty one, or a feature
+            value TensorFlow Serving refuses.
     """
+    context = b""
+    if "context" in body:
+        context = feature_dict_to_example(body["context"], "the context example").SerializeToString()
     examples = body.get("examples")
     if examples is None:
         raise InvalidArgument(
@@ -153,15 +175,14 @@ def examples_from_json(body: Mapping[str, Any]) -> np.ndarray:
     if not isinstance(examples, list) or not examples:
         raise InvalidArgument(
             message(
-                "Expecting 'examples' value to be a non-empty list/array",
-                expected="a list of feature objects",
+                "'examples' value is an empty array"
+                if examples == []
+                else "Expecting 'examples' value to be an list/array",
+                expected="a non-empty list of feature objects",
                 received=str(examples)[:80],
                 fix='Send {"examples": [{"x": 1.0}, ...]}.',
             )
         )
-    context = b""
-    if "context" in body:
-        context = feature_dict_to_example(body["context"], "the context example").SerializeToString()
     return np.array([context + feature_dict_to_example(e).SerializeToString() for e in examples], dtype=object)
 
 

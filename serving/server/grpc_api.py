@@ -26,7 +26,7 @@ from tensorflow_serving.apis import (
     regression_pb2,
 )
 
-from serving.errors import Internal, ServingError
+from serving.errors import Internal, InvalidArgument, ServingError, message
 from serving.server import responses
 from serving.server.examples import example_count, examples_from_input
 from serving.server.grpc_handlers import add_servicer
@@ -63,6 +63,19 @@ MODEL_METHODS = {
 
 # The `API` label TensorFlow Serving's PredictionServiceImpl records, by our api name.
 _COUNTED_APIS = {"predict": "Predict", "classify": "Classify", "regress": "Regress"}
+
+
+def _require_model_spec(request) -> None:
+    """TensorFlow Serving's first check of Predict, Classify, Regress, GetModelMetadata and GetModelStatus."""
+    if not request.HasField("model_spec"):
+        raise InvalidArgument(
+            message(
+                "Missing ModelSpec",
+                expected="model_spec with the name of a served model",
+                received=f"a {type(request).__name__} without model_spec",
+                fix="Set model_spec.name (and optionally model_spec.version or version_label).",
+            )
+        )
 
 
 def _ref(model_spec) -> ModelRef:
@@ -148,6 +161,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
 
     async def Predict(self, request, context):  # noqa: N802 - gRPC method name
         async def call():
+            _require_model_spec(request)
             ref = _ref(request.model_spec)
             declared = check_tensor_protos(request.inputs, self.limits)  # before anything is decoded
             try:
@@ -171,6 +185,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
 
     async def Classify(self, request, context):  # noqa: N802
         async def call():
+            _require_model_spec(request)
             ref = _ref(request.model_spec)
             large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
             examples = await off_loop_if_large(large, examples_from_input, request.input)
@@ -181,6 +196,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
 
     async def Regress(self, request, context):  # noqa: N802
         async def call():
+            _require_model_spec(request)
             ref = _ref(request.model_spec)
             large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
             examples = await off_loop_if_large(large, examples_from_input, request.input)
@@ -195,9 +211,11 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
 
     async def GetModelMetadata(self, request, context):  # noqa: N802
         async def call():
+            _require_model_spec(request)
+            responses.check_metadata_fields(list(request.metadata_field))
             ref = _ref(request.model_spec)
             with self.runtime.manager.handle(ref.name, ref.version, ref.label) as servable:
-                return servable.version, responses.metadata_response(servable, list(request.metadata_field))
+                return servable.version, responses.metadata_response(servable)
 
         return await self._serve("metadata", context, request.model_spec.name, call)
 
@@ -207,6 +225,7 @@ class ModelServicer(_Servicer, model_service_pb2_grpc.ModelServiceServicer):
 
     async def GetModelStatus(self, request, context):  # noqa: N802
         async def call():
+            _require_model_spec(request)
             ref = _ref(request.model_spec)
             statuses = self.runtime.manager.status(ref.name, ref.version, ref.label)
             return ref.version, responses.status_response(statuses)

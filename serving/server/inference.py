@@ -1,10 +1,16 @@
 """Predict, Classify and Regress on numpy values, shared by REST and gRPC.
 
-The rules follow TensorFlow Serving: Predict runs any signature; Classify needs
-a signature whose method name is `tensorflow/serving/classify`, with one
-string input `inputs` (serialized tf.Example) and outputs `classes` and/or
-`scores`; Regress needs `tensorflow/serving/regress`, input `inputs` and a
-float output `outputs`. The default signature is `serving_default`.
+The rules follow TensorFlow Serving with its default flags
+(`--enable_signature_method_name_check=false`): Predict runs any signature;
+Classify and Regress run any signature shaped for them, whatever its method
+name (TF2's `tf.saved_model.save` writes `tensorflow/serving/predict` on every
+signature). A Classify signature has one input `inputs` (serialized
+tf.Example strings) and one or two outputs, among them `classes` and/or
+`scores`; a Regress signature has one input `inputs` and one output
+`outputs`. The outputs are checked after the run, as TensorFlow Serving's
+`PostProcessClassificationResult`/`PostProcessRegressionResult` check them:
+rank, dtype, batch size, in that order and with its wording. The default
+signature is `serving_default`.
 """
 
 from __future__ import annotations
@@ -13,16 +19,18 @@ from collections.abc import Mapping
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.framework import types_pb2
 
-from serving.errors import InvalidArgument, message
+from serving.errors import InvalidArgument, did_you_mean, message
 from serving.savedmodel import CLASSIFY_METHOD, DEFAULT_SIGNATURE, REGRESS_METHOD
 from serving.server.servable import Servable, Signature
+from serving.server.tensors import float32_json_values
 
 __all__ = [
     "EXAMPLES_INPUT",
     "classification_results",
     "classify_signature",
-    "filter_outputs",
+    "check_output_filter",
     "predict_signature",
     "regress_signature",
     "regression_results",
@@ -33,104 +41,174 @@ EXAMPLES_INPUT = "inputs"
 CLASSES_OUTPUT = "classes"
 SCORES_OUTPUT = "scores"
 REGRESS_OUTPUT = "outputs"
+_FOR_METHOD = {"classification": CLASSIFY_METHOD, "regression": REGRESS_METHOD}
 
 
 def predict_signature(servable: Servable, signature_name: str) -> Signature:
-    """Any signature serves Predict."""
+    """Any signature serves Predict, whatever its method name (as in TensorFlow Serving)."""
     return servable.signature(signature_name or DEFAULT_SIGNATURE)
 
 
-def _examples_signature(servable: Servable, signature_name: str, method: str, api: str) -> Signature:
-    signature = servable.signature(signature_name or DEFAULT_SIGNATURE)
-    if signature.method_name != method:
-        raise InvalidArgument(
-            message(
-                f"Expected {api} signature method_name to be {method}. Was: {signature.method_name}",
-                expected=f"a signature exported with method name {method}",
-                received=f"signature {signature.name!r} with method {signature.method_name!r}",
-                fix=f"Set signature_name to the model's {api} signature, or call :predict instead.",
-            )
+def _shape_error(signature: Signature, api: str, problem: str, expected: str) -> InvalidArgument:
+    """A signature not shaped for `api`: TensorFlow Serving's wording, then ours."""
+    method = _FOR_METHOD[api]
+    hint = (
+        f" Signature {signature.name!r} was exported with method name {signature.method_name!r}: "
+        f"call :predict on it, or set signature_name to a {api} signature."
+        if signature.method_name != method
+        else ""
+    )
+    return InvalidArgument(
+        message(
+            problem,
+            expected=expected,
+            received=f"signature {signature.name!r}: inputs {[s.describe() for s in signature.inputs.values()]}, "
+            f"outputs {[s.describe() for s in signature.outputs.values()]}",
+            fix=f"Export the {api} signature with those inputs and outputs." + hint,
         )
-    spec = signature.inputs.get(EXAMPLES_INPUT)
-    if len(signature.inputs) != 1 or spec is None or spec.dtype != tf.string:
-        raise InvalidArgument(
-            message(
-                f"No {api} inputs found in SignatureDef {signature.name!r}",
-                expected=f"exactly one string input named {EXAMPLES_INPUT!r} (serialized tf.Example)",
-                received=f"inputs {[s.describe() for s in signature.inputs.values()]}",
-                fix=f"Export the {api} signature with a single `inputs` string tensor.",
-            )
+    )
+
+
+def _check_examples_input(signature: Signature, api: str) -> None:
+    """`inputs` must take strings: TensorFlow Serving feeds serialized tf.Examples to it."""
+    if signature.inputs[EXAMPLES_INPUT].dtype != tf.string:
+        raise _shape_error(
+            signature,
+            api,
+            f"No {api} inputs found in SignatureDef {signature.name!r}: its {EXAMPLES_INPUT!r} input is not a string "
+            "tensor, and Classify/Regress feed it serialized tf.Examples",
+            expected=f"a string input named {EXAMPLES_INPUT!r}",
         )
-    return signature
 
 
 def classify_signature(servable: Servable, signature_name: str) -> Signature:
-    """Returns a signature that can serve Classify, or raises InvalidArgument."""
-    signature = _examples_signature(servable, signature_name, CLASSIFY_METHOD, "classification")
-    outputs = signature.outputs
-    classes, scores = outputs.get(CLASSES_OUTPUT), outputs.get(SCORES_OUTPUT)
-    if (
-        (classes is None and scores is None)
-        or (classes is not None and classes.dtype != tf.string)
-        or (scores is not None and scores.dtype != tf.float32)
-    ):
-        raise InvalidArgument(
-            message(
-                "Expected classification signature outputs 'classes' (DT_STRING) and/or 'scores' (DT_FLOAT)",
-                expected="at least one of them, with those dtypes",
-                received=f"outputs {[s.describe() for s in outputs.values()]}",
-                fix="Export `classes` as string labels and `scores` as float32.",
-            )
+    """Returns a signature that can serve Classify, or raises InvalidArgument.
+
+    TensorFlow Serving's `PreProcessClassification`: one input, one or two
+    outputs, the input named `inputs`, an output named `classes` or `scores`.
+    """
+    signature = servable.signature(signature_name or DEFAULT_SIGNATURE)
+    api, expected = "classification", "one string input 'inputs' and outputs 'classes' and/or 'scores'"
+    if len(signature.inputs) != 1:
+        raise _shape_error(signature, api, "Expected one input Tensor.", expected)
+    if len(signature.outputs) not in (1, 2):
+        raise _shape_error(
+            signature, api, f"Expected one or two output Tensors, found {len(signature.outputs)}", expected
         )
+    if EXAMPLES_INPUT not in signature.inputs:
+        raise _shape_error(
+            signature, api, f"No classification inputs found in SignatureDef {signature.name!r}", expected
+        )
+    if CLASSES_OUTPUT not in signature.outputs and SCORES_OUTPUT not in signature.outputs:
+        raise _shape_error(
+            signature,
+            api,
+            'Expected classification signature outputs to contain at least one of "classes" or "scores"',
+            expected,
+        )
+    _check_examples_input(signature, api)
     return signature
 
 
 def regress_signature(servable: Servable, signature_name: str) -> Signature:
-    """Returns a signature that can serve Regress, or raises InvalidArgument."""
-    signature = _examples_signature(servable, signature_name, REGRESS_METHOD, "regression")
-    spec = signature.outputs.get(REGRESS_OUTPUT)
-    if spec is None or spec.dtype != tf.float32:
-        raise InvalidArgument(
-            message(
-                "Expected regression signature output 'outputs' of type DT_FLOAT",
-                expected="a float32 output named 'outputs'",
-                received=f"outputs {[s.describe() for s in signature.outputs.values()]}",
-                fix="Export the regression value as a float32 `outputs` tensor.",
-            )
-        )
+    """Returns a signature that can serve Regress, or raises InvalidArgument.
+
+    TensorFlow Serving's `PreProcessRegression`: one input named `inputs`,
+    one output named `outputs`.
+    """
+    signature = servable.signature(signature_name or DEFAULT_SIGNATURE)
+    api, expected = "regression", "one string input 'inputs' and one output 'outputs'"
+    if len(signature.inputs) != 1:
+        raise _shape_error(signature, api, "Expected one input Tensor.", expected)
+    if len(signature.outputs) != 1:
+        raise _shape_error(signature, api, "Expected one output Tensor.", expected)
+    if EXAMPLES_INPUT not in signature.inputs:
+        raise _shape_error(signature, api, f"No regression inputs found in SignatureDef {signature.name!r}", expected)
+    if REGRESS_OUTPUT not in signature.outputs:
+        raise _shape_error(signature, api, f"No regression outputs found in SignatureDef {signature.name!r}", expected)
+    _check_examples_input(signature, api)
     return signature
 
 
-def filter_outputs(signature: Signature, outputs: Mapping[str, np.ndarray], wanted: list[str]) -> dict[str, np.ndarray]:
-    """Keeps the outputs named in a PredictRequest's output_filter (all if empty: `outputs` itself)."""
-    if not wanted:
-        return outputs
-    unknown = [name for name in wanted if name not in signature.outputs]
-    if unknown:
-        raise InvalidArgument(
-            message(
-                f"output tensor alias not found in signature: {', '.join(unknown)}",
-                expected=f"aliases in {sorted(signature.outputs)}",
-                received=f"output_filter {wanted}",
-                fix="Remove the unknown names from output_filter.",
+def check_output_filter(signature: Signature, wanted: list[str]) -> None:
+    """A PredictRequest's output_filter, checked before the model runs (TensorFlow Serving's
+    `PreProcessPrediction`: alias by alias, the first problem reported).
+
+    Raises:
+        InvalidArgument: An alias is not an output of the signature, or is named twice.
+    """
+    seen: set[str] = set()
+    for alias in wanted:
+        if alias not in signature.outputs:
+            expected = ",".join(sorted(signature.outputs))
+            raise InvalidArgument(
+                message(
+                    f"output tensor alias not found in signature: {alias} Outputs expected to be in the set "
+                    f"{{{expected}}}.",
+                    expected=f"aliases in {sorted(signature.outputs)}",
+                    received=f"output_filter {wanted}",
+                    fix="Remove the unknown names from output_filter." + did_you_mean(alias, signature.outputs),
+                )
             )
-        )
-    return {name: outputs[name] for name in wanted}
+        if alias in seen:
+            raise InvalidArgument(
+                message(
+                    f"duplicate output tensor alias: {alias}",
+                    expected="each alias at most once",
+                    received=f"output_filter {wanted}",
+                    fix="Remove the repeated names from output_filter.",
+                )
+            )
+        seen.add(alias)
 
 
-def _per_example(array: np.ndarray, name: str, count: int) -> np.ndarray:
-    if array.ndim == 1:
-        array = array.reshape(count, 1) if array.shape[0] == count else array
-    if array.ndim != 2 or array.shape[0] != count:
-        raise InvalidArgument(
-            message(
-                f"Expected output Tensor {name!r} shape to be [batch_size, num_classes]",
-                expected=f"first dimension {count} (one row per example)",
-                received=f"shape {list(array.shape)}",
-                fix=f"Make {name!r} batch-major in the exported signature.",
-            )
+def _dtype_name(array: np.ndarray) -> str:
+    """The TensorFlow DataType name of a fetched value (`DT_FLOAT`, `DT_STRING`, ...)."""
+    if array.dtype == object or array.dtype.kind in "SU":
+        return "DT_STRING"
+    try:
+        return types_pb2.DataType.Name(tf.as_dtype(array.dtype).as_datatype_enum)
+    except TypeError:
+        return str(array.dtype)
+
+
+def _shape_text(array: np.ndarray) -> str:
+    return "[" + ",".join(str(d) for d in array.shape) + "]"
+
+
+def _output_error(problem: str, expected: str, array: np.ndarray, name: str) -> InvalidArgument:
+    return InvalidArgument(
+        message(
+            problem,
+            expected=expected,
+            received=f"output {name!r} of dtype {_dtype_name(array)} and shape {_shape_text(array)}",
+            fix=f"Export {name!r} with that dtype and shape (one row per example).",
         )
-    return array
+    )
+
+
+def _check_class_output(array: np.ndarray | None, name: str, dtype: str, count: int) -> None:
+    """TensorFlow Serving's checks on `classes`/`scores`: rank 2, dtype, one row per example."""
+    if array is None:
+        return
+    if array.ndim != 2:
+        raise _output_error(
+            f"Expected Tensor shape: [batch_size num_classes] but got {_shape_text(array)}",
+            "a rank-2 tensor [batch_size, num_classes]",
+            array,
+            name,
+        )
+    if _dtype_name(array) != dtype:
+        raise _output_error(
+            f"Expected {name} Tensor of {dtype}. Got: {_dtype_name(array)}", f"dtype {dtype}", array, name
+        )
+    if array.shape[0] != count:
+        raise _output_error(
+            f"Expected {name} output batch size of {count}. Got: {array.shape[0]}",
+            f"one row per example ({count})",
+            array,
+            name,
+        )
 
 
 def classification_results(outputs: Mapping[str, np.ndarray], count: int) -> list[list[tuple[str, float]]]:
@@ -138,26 +216,29 @@ def classification_results(outputs: Mapping[str, np.ndarray], count: int) -> lis
 
     A missing `classes` output gives empty labels, a missing `scores` output
     gives 0.0 scores, as in TensorFlow Serving.
+
+    Raises:
+        InvalidArgument: An output is not rank 2, has the wrong dtype (classes
+            DT_STRING, scores DT_FLOAT) or batch size, or classes and scores
+            differ in their number of classes.
     """
     classes = outputs.get(CLASSES_OUTPUT)
     scores = outputs.get(SCORES_OUTPUT)
-    if classes is not None:
-        classes = _per_example(classes, CLASSES_OUTPUT, count)
-    if scores is not None:
-        scores = _per_example(scores, SCORES_OUTPUT, count)
-    if classes is not None and scores is not None and classes.shape != scores.shape:
+    _check_class_output(classes, CLASSES_OUTPUT, "DT_STRING", count)
+    _check_class_output(scores, SCORES_OUTPUT, "DT_FLOAT", count)
+    if classes is not None and scores is not None and classes.shape[1] != scores.shape[1]:
         raise InvalidArgument(
             message(
-                "Tensors class and score should match in shape",
-                expected="classes and scores of the same shape",
-                received=f"classes {list(classes.shape)}, scores {list(scores.shape)}",
-                fix="Export one score per class label.",
+                f"Tensors class and score should match in dim_size(1). Got {classes.shape[1]} vs. {scores.shape[1]}",
+                expected="one score per class label",
+                received=f"classes {_shape_text(classes)}, scores {_shape_text(scores)}",
+                fix="Export `classes` and `scores` with the same number of columns.",
             )
         )
     width = (classes if classes is not None else scores).shape[1]
     if scores is not None:
-        # Shortest decimal of each float32 score, as TensorFlow Serving writes it.
-        scores = scores.astype(np.float32).astype(str).astype(np.float64)
+        # Each float32 score as TensorFlow Serving writes it in JSON (the same float32 over gRPC).
+        scores = float32_json_values(scores.astype(np.float32))
     results = []
     for i in range(count):
         row = []
@@ -170,20 +251,32 @@ def classification_results(outputs: Mapping[str, np.ndarray], count: int) -> lis
 
 
 def regression_results(outputs: Mapping[str, np.ndarray], count: int) -> list[float]:
-    """Turns the `outputs` output into one float per example."""
+    """Turns the `outputs` output into one float per example.
+
+    Raises:
+        InvalidArgument: TensorFlow Serving's checks, in its order: shape
+            [batch_size] or [batch_size, 1], batch size, dtype DT_FLOAT.
+    """
     values = outputs[REGRESS_OUTPUT]
-    if values.ndim == 2 and values.shape[1] == 1:
-        values = values[:, 0]
-    if values.ndim != 1 or values.shape[0] != count:
-        raise InvalidArgument(
-            message(
-                "Expected output Tensor shape to be either [batch_size] or [batch_size, 1]",
-                expected=f"[{count}] or [{count}, 1]",
-                received=f"shape {list(values.shape)}",
-                fix="Export one regression value per example.",
-            )
+    if not (values.ndim == 1 or (values.ndim == 2 and values.shape[1] == 1)):
+        raise _output_error(
+            f"Expected output Tensor shape to be either [batch_size] or [batch_size, 1] but got {_shape_text(values)}",
+            f"[{count}] or [{count}, 1]",
+            values,
+            REGRESS_OUTPUT,
         )
-    return [float(v) for v in values.astype(np.float32).astype(str).astype(np.float64)]
+    if values.shape[0] != count:
+        raise _output_error(
+            f"Input batch size did not match output batch size: {count} vs. {values.shape[0]}",
+            f"one value per example ({count})",
+            values,
+            REGRESS_OUTPUT,
+        )
+    if _dtype_name(values) != "DT_FLOAT":
+        raise _output_error(
+            f"Expected output Tensor of DT_FLOAT.  Got: {_dtype_name(values)}", "dtype DT_FLOAT", values, REGRESS_OUTPUT
+        )
+    return float32_json_values(values.reshape(count).astype(np.float32)).tolist()
 
 
 def require_model_name(name: str) -> None:

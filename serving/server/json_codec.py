@@ -11,6 +11,11 @@ takes over:
 * writing: non-finite floats (orjson writes `null`; TensorFlow Serving writes
   `NaN`), strings, bytes and dtypes orjson has no numpy writer for.
 
+float32 outputs are written with the digits TensorFlow Serving writes
+(`tensors.float32_json_values`: six significant digits when they read back
+to the same float32, else nine), in orjson's notation (`9000000.0` where
+TensorFlow Serving writes `9e+06`: the same number).
+
 Example:
     >>> loads(b'{"instances": [[1.0, NaN]]}')
     {'instances': [[1.0, nan]]}
@@ -27,12 +32,12 @@ from typing import Any
 import numpy as np
 import orjson
 
-from serving.server.tensors import array_to_json, json_outputs
+from serving.server.tensors import array_to_json, float32_json, json_outputs
 
 __all__ = ["dumps", "loads", "predict_body"]
 
-# Dtypes orjson writes from numpy itself; float32 as the shortest decimal that
-# reads back to the same float32, as TensorFlow Serving and `array_to_json` do.
+# Dtypes orjson writes from numpy itself (float32 once turned into the float64 of
+# the decimal TensorFlow Serving writes, as `array_to_json` does).
 _NUMPY_NATIVE = frozenset(
     np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16)
 ) | frozenset(np.dtype(t) for t in (np.uint32, np.uint64, np.bool_))
@@ -80,8 +85,8 @@ def _has_non_finite(value: Any) -> bool:
     return False
 
 
-def _as_is(array: np.ndarray, alias: str) -> np.ndarray:
-    return array
+def _as_written(array: np.ndarray, alias: str) -> np.ndarray:
+    return float32_json(array) if array.dtype == np.float32 else array
 
 
 def predict_body(outputs: Mapping[str, np.ndarray], fmt: str) -> bytes:
@@ -103,7 +108,7 @@ def predict_body(outputs: Mapping[str, np.ndarray], fmt: str) -> bytes:
     """
     if all(value.dtype in _NUMPY_NATIVE for value in outputs.values()):
         try:
-            body = orjson.dumps(json_outputs(outputs, fmt, convert=_as_is), option=_OPTIONS)
+            body = orjson.dumps(json_outputs(outputs, fmt, convert=_as_written), option=_OPTIONS)
         except orjson.JSONEncodeError:  # an array orjson's numpy writer refuses (not C-contiguous, ...)
             body = None
         # orjson writes NaN and Infinity as null, which numbers never are otherwise.

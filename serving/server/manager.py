@@ -403,18 +403,36 @@ class ModelManager:
             )
         return model
 
-    def _label_version(self, model: _Model, label: str) -> int:
-        labels = dict(model.config.version_labels)
+    def _label_version(self, name: str, label: str) -> int:
+        """The version `label` points at; as ServerCore, checked before the model itself (INVALID_ARGUMENT)."""
+        model = self._models.get(name)
+        labels = dict(model.config.version_labels) if model is not None else {}
         if label not in labels:
-            raise NotFound(
+            raise InvalidArgument(
                 message(
                     f"Unrecognized servable version label: {label}",
-                    expected=f"one of the labels of model {model.config.name!r}: {sorted(labels)}",
-                    received=f"label {label!r}",
-                    fix="Use an existing label, or request a version number." + did_you_mean(label, labels),
+                    expected=f"one of the labels of model {name!r}: {sorted(labels)}"
+                    if model is not None
+                    else f"a served model (one of {sorted(self._models)}) and one of its labels",
+                    received=f"label {label!r}" + ("" if model is not None else f" of unknown model {name!r}"),
+                    fix="Use an existing label, or request a version number."
+                    + did_you_mean(label if model is not None else name, labels if model is not None else self._models),
                 )
             )
         return labels[label]
+
+    @staticmethod
+    def _require_name(name: str) -> None:
+        """ServerCore's check of a request's ModelSpec: a name is required (INVALID_ARGUMENT)."""
+        if not name:
+            raise InvalidArgument(
+                message(
+                    "ModelSpec has no name specified",
+                    expected="model_spec.name set to a served model",
+                    received="an empty model name",
+                    fix="Set model_spec.name (REST: /v1/models/<name>).",
+                )
+            )
 
     def acquire(self, name: str, version: int | None = None, label: str | None = None) -> Servable:
         """Returns the servable for a request and counts it in flight.
@@ -422,7 +440,9 @@ class ModelManager:
         Pair with `Servable.release()`, or use `handle()`.
 
         Raises:
-            NotFound: Unknown model or label, or the version is not AVAILABLE.
+            InvalidArgument: No model name, or an unknown label (also of an
+                unknown model), as TensorFlow Serving's ServerCore.
+            NotFound: Unknown model, or the version is not AVAILABLE.
         """
         with self._lock:
             model = self._models.get(name)
@@ -430,14 +450,11 @@ class ModelManager:
                 servable = model.servables[max(model.servables)]
                 servable.acquire()
                 return servable
-            request = (
-                f"Latest({name})"
-                if version is None and label is None
-                else (f"Specific({name}, {version})" if label is None else f"Label({name}, {label})")
-            )
-            model = self._model(name, f"Servable not found for request: {request}")
+            self._require_name(name)
             if label is not None:
-                version = self._label_version(model, label)
+                version = self._label_version(name, label)
+            request = f"Latest({name})" if version is None else f"Specific({name}, {version})"
+            model = self._model(name, f"Servable not found for request: {request}")
             if version is None:
                 failed = [s for s in model.statuses.values() if s.state == State.END and s.error is not None]
                 if not model.servables and failed:
@@ -489,13 +506,17 @@ class ModelManager:
     def status(self, name: str, version: int | None = None, label: str | None = None) -> list[VersionStatus]:
         """Version states of a model, newest first (GetModelStatus).
 
+        A label is resolved to its version (TensorFlow Serving ignores it and
+        answers every version).
+
         Raises:
-            NotFound: Unknown model, label or version.
+            NotFound: Unknown model or version.
+            InvalidArgument: Unknown label.
         """
         with self._lock:
             model = self._model(name, f"Could not find any versions of model {name}")
-            if label is not None:
-                version = self._label_version(model, label)
+            if label is not None:  # TensorFlow Serving ignores the label here and answers every version
+                version = self._label_version(name, label)
             if version is not None:
                 found = model.statuses.get(version)
                 if found is None:

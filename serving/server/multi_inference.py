@@ -2,26 +2,34 @@
 
 The rules are TensorFlow Serving's (`servables/tensorflow/multi_inference.cc`):
 every task names the same model, no signature twice, each task's method is
-classify or regress and its signature must serve that method; all tasks run on
-the same servable version, and each result carries its task's model spec.
+classify or regress and its signature must be shaped for that method (its own
+method name is not checked: TensorFlow Serving's default); all tasks run on
+the same servable version, and each result carries its task's model spec,
+the signature name filled in.
 """
 
 from __future__ import annotations
 
 from tensorflow_serving.apis import inference_pb2
 
-from serving.errors import InvalidArgument, Unimplemented, message
+from serving.errors import InvalidArgument, NotFound, Unimplemented, did_you_mean, message
 from serving.savedmodel import CLASSIFY_METHOD, DEFAULT_SIGNATURE, REGRESS_METHOD
 from serving.server import inference, responses
 from serving.server.examples import example_count, examples_from_input
 from serving.server.memory import off_loop_if_large
 from serving.server.runtime import LARGE_RESULT_EXAMPLES, ModelRef, Runtime
+from serving.server.servable import Servable, Signature
 
-__all__ = ["multi_inference"]
+__all__ = ["check_tasks", "fill_result", "multi_inference", "task_signatures"]
 
 
-def _check_tasks(request: inference_pb2.MultiInferenceRequest) -> str:
-    """Returns the one model name the tasks share, or raises InvalidArgument."""
+def check_tasks(request: inference_pb2.MultiInferenceRequest) -> str:
+    """Returns the one model name the tasks share, or raises InvalidArgument.
+
+    TensorFlow Serving's order, task by task: an empty model name, a second
+    model name, a signature named twice. (Each task's signature and method
+    are checked on the servable: `task_signatures`.)
+    """
     if not request.tasks:
         raise InvalidArgument(
             message(
@@ -32,26 +40,26 @@ def _check_tasks(request: inference_pb2.MultiInferenceRequest) -> str:
             )
         )
     names = [task.model_spec.name for task in request.tasks]
-    if not all(names):
-        raise InvalidArgument(
-            message(
-                "Found ModelSpec with an empty model name.",
-                expected="model_spec.name set in every task",
-                received=f"model names {names}",
-                fix="Set model_spec.name in every task.",
-            )
-        )
-    if len(set(names)) > 1:
-        raise InvalidArgument(
-            message(
-                "All ModelSpecs in a MultiInferenceRequest must access the same model name.",
-                expected="one model name in every task",
-                received=f"model names {names}",
-                fix="Send one MultiInferenceRequest per model.",
-            )
-        )
     seen: set[str] = set()
     for task in request.tasks:
+        if not task.model_spec.name:
+            raise InvalidArgument(
+                message(
+                    "Found ModelSpec with an empty model name.",
+                    expected="model_spec.name set in every task",
+                    received=f"model names {names}",
+                    fix="Set model_spec.name in every task.",
+                )
+            )
+        if task.model_spec.name != names[0]:
+            raise InvalidArgument(
+                message(
+                    "All ModelSpecs in a MultiInferenceRequest must access the same model name.",
+                    expected="one model name in every task",
+                    received=f"model names {names}",
+                    fix="Send one MultiInferenceRequest per model.",
+                )
+            )
         signature_name = task.model_spec.signature_name or DEFAULT_SIGNATURE
         if signature_name in seen:
             raise InvalidArgument(
@@ -63,7 +71,40 @@ def _check_tasks(request: inference_pb2.MultiInferenceRequest) -> str:
                 )
             )
         seen.add(signature_name)
-        if task.method_name not in (CLASSIFY_METHOD, REGRESS_METHOD):
+    return names[0]
+
+
+def _require_signature(servable: Servable, name: str) -> None:
+    """NOT_FOUND for a task's unknown signature (TensorFlow Serving: INVALID_ARGUMENT), its wording first."""
+    if name not in servable.signatures:
+        raise NotFound(
+            message(
+                f"Requested signature not found in model graph: {name}",
+                expected=f"one of {sorted(servable.signatures)}",
+                received=f"signature_name={name!r} for model {servable.name!r} version {servable.version}",
+                fix="Set each task's signature_name to a signature the model exports."
+                + did_you_mean(name, servable.signatures),
+            )
+        )
+
+
+def task_signatures(servable: Servable, request: inference_pb2.MultiInferenceRequest) -> list[Signature]:
+    """Each task's signature on `servable`, checked for the task's method.
+
+    Raises:
+        NotFound: A task names a signature the servable does not have.
+        Unimplemented: A task's method is neither classify nor regress.
+        InvalidArgument: A signature is not shaped for its task's method.
+    """
+    signatures = []
+    for task in request.tasks:
+        signature_name = task.model_spec.signature_name
+        _require_signature(servable, signature_name or DEFAULT_SIGNATURE)
+        if task.method_name == CLASSIFY_METHOD:
+            signatures.append(inference.classify_signature(servable, signature_name))
+        elif task.method_name == REGRESS_METHOD:
+            signatures.append(inference.regress_signature(servable, signature_name))
+        else:
             raise Unimplemented(
                 message(
                     f"Unsupported signature method_name: {task.method_name}",
@@ -72,20 +113,34 @@ def _check_tasks(request: inference_pb2.MultiInferenceRequest) -> str:
                     fix="Use Predict for predict signatures; set method_name to classify or regress.",
                 )
             )
-    return names[0]
+    return signatures
 
 
-def _model_ref(request: inference_pb2.MultiInferenceRequest, name: str) -> ModelRef:
-    spec = request.tasks[0].model_spec
-    return ModelRef(name, spec.version.value if spec.HasField("version") else None, spec.version_label or None)
+def _model_ref(spec) -> ModelRef:
+    """The servable a MultiInference runs on: the first task's model spec (TensorFlow Serving's helper)."""
+    return ModelRef(spec.name, spec.version.value if spec.HasField("version") else None, spec.version_label or None)
 
 
-def _fill_result(result: inference_pb2.InferenceResult, method_name: str, outputs, count: int) -> None:
-    """Writes one task's per-example classes or values into its result (a Python loop per example)."""
-    if method_name == CLASSIFY_METHOD:
+def fill_result(
+    result: inference_pb2.InferenceResult,
+    task: inference_pb2.InferenceTask,
+    version: int,
+    outputs,
+    count: int,
+) -> None:
+    """Writes one task's per-example classes or values and its model spec into `result`.
+
+    The model spec is TensorFlow Serving's `MakeModelSpec`: the task's model
+    name, the signature name (`serving_default` when the task left it empty)
+    and the version that ran.
+    """
+    if task.method_name == CLASSIFY_METHOD:
         responses.fill_classifications(result.classification_result, inference.classification_results(outputs, count))
     else:
         responses.fill_regressions(result.regression_result, inference.regression_results(outputs, count))
+    result.model_spec.name = task.model_spec.name
+    result.model_spec.version.value = version
+    result.model_spec.signature_name = task.model_spec.signature_name or DEFAULT_SIGNATURE
 
 
 async def multi_inference(
@@ -102,24 +157,22 @@ async def multi_inference(
 
     Raises:
         ServingError: Bad tasks (INVALID_ARGUMENT/UNIMPLEMENTED), an unknown
-            model or signature (NOT_FOUND), a failure inside the model.
+            model or signature (NOT_FOUND), an empty input, a failure inside
+            the model.
     """
-    name = _check_tasks(request)
-    # Hundreds of thousands of examples are seconds of Python work: off the loop, as for Classify.
-    large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
-    examples = await off_loop_if_large(large, examples_from_input, request.input)
-    ref = _model_ref(request, name)
+    if not request.tasks or not request.tasks[0].model_spec.name:
+        check_tasks(request)  # raises: no tasks, or the first task names no model
+    ref = _model_ref(request.tasks[0].model_spec)
     response = inference_pb2.MultiInferenceResponse()
+    # TensorFlow Serving resolves the first task's model first (NOT_FOUND), then checks the tasks.
     with runtime.manager.handle(ref.name, ref.version, ref.label) as servable:
-        for task in request.tasks:
-            result = response.results.add()
-            if task.method_name == CLASSIFY_METHOD:
-                signature = inference.classify_signature(servable, task.model_spec.signature_name)
-            else:
-                signature = inference.regress_signature(servable, task.model_spec.signature_name)
+        check_tasks(request)
+        signatures = task_signatures(servable, request)  # before the input, as TensorFlow Serving
+        # Hundreds of thousands of examples are seconds of Python work: off the loop, as for Classify.
+        large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
+        examples = await off_loop_if_large(large, examples_from_input, request.input)
+        for task, signature in zip(request.tasks, signatures):
             outputs = await runtime.run(servable, signature, {inference.EXAMPLES_INPUT: examples})
-            await off_loop_if_large(large, _fill_result, result, task.method_name, outputs, len(examples))
-            result.model_spec.name = name
-            result.model_spec.version.value = servable.version
-            result.model_spec.signature_name = task.model_spec.signature_name
+            result = response.results.add()
+            await off_loop_if_large(large, fill_result, result, task, servable.version, outputs, len(examples))
         return servable.version, response

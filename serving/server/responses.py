@@ -17,6 +17,7 @@ __all__ = [
     "fill_classifications",
     "fill_regressions",
     "metadata_json",
+    "check_metadata_fields",
     "metadata_response",
     "model_spec_json",
     "status_json",
@@ -42,8 +43,12 @@ def status_json(statuses: list[VersionStatus]) -> dict[str, Any]:
     return json_format.MessageToDict(status_response(statuses), including_default_value_fields=True)
 
 
-def metadata_response(servable: Servable, fields: list[str]) -> get_model_metadata_pb2.GetModelMetadataResponse:
-    """GetModelMetadataResponse with the SignatureDefMap packed in an Any."""
+def check_metadata_fields(fields: list[str]) -> None:
+    """GetModelMetadata's field list, checked before the model is looked up, as TensorFlow Serving does.
+
+    Raises:
+        InvalidArgument: No field, or a field other than `signature_def`.
+    """
     if not fields:
         raise InvalidArgument(
             message(
@@ -63,6 +68,11 @@ def metadata_response(servable: Servable, fields: list[str]) -> get_model_metada
                 fix=f'Request metadata_field ["{SIGNATURE_DEF_FIELD}"].',
             )
         )
+
+
+def metadata_response(servable: Servable) -> get_model_metadata_pb2.GetModelMetadataResponse:
+    """GetModelMetadataResponse with the SignatureDefMap packed in an Any (`fields` checked by
+    `check_metadata_fields` before the servable was acquired)."""
     response = get_model_metadata_pb2.GetModelMetadataResponse()
     response.model_spec.name = servable.name
     response.model_spec.version.value = servable.version

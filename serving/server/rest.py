@@ -8,10 +8,12 @@
     GET  /monitoring/prometheus/metrics                          Prometheus
 
 Errors are `{"error": "<message>"}` with the HTTP status of the canonical code
-(400 bad input, 404 unknown model/version/label/signature, 413 body over the
-size limit, 503 batch queue full, 500 internal), plus 405 for a known path with
-the wrong method and 408 for a body that does not arrive in time. A body over
-the JSON depth limit is refused before it is parsed (400).
+(400 bad input, unknown label or a version beyond int64, 404 unknown
+model/version/signature, 413 body over the size limit, 503 batch queue full,
+500 internal), plus 405 for a known path with the wrong method and 408 for a
+body that does not arrive in time. A body over the JSON depth limit is refused
+before it is parsed (400). Content-Type is `application/json`, as TensorFlow
+Serving's. Model names and labels in URLs are percent-decoded.
 """
 
 from __future__ import annotations
@@ -55,9 +57,23 @@ _PREDICTION = re.compile(_SPEC + r":(classify|regress|predict)", re.IGNORECASE)
 _STATUS = re.compile(
     r"/v1/models(?:/([^/:]+))?(?:(?:/versions/(\d+))|(?:/labels/([^/:]+)))?(?:/(metadata))?", re.IGNORECASE
 )
-# The header `content_type="application/json", charset="utf-8"` gives, built once
-# (aiohttp copies it into each response; 1 us less per response than the arguments).
-_JSON_HEADERS = {hdrs.CONTENT_TYPE: "application/json; charset=utf-8"}
+# TensorFlow Serving's one header, exactly (`AddHeaders`; JSON is UTF-8 by definition, RFC 8259),
+# built once (aiohttp copies it into each response; 1 us less per response than the arguments).
+_JSON_HEADERS = {hdrs.CONTENT_TYPE: "application/json"}
+_MAX_VERSION = 2**63 - 1  # a ModelSpec version is an int64
+# The standard library's JSON errors in rapidjson's words (`GetParseError_En`), which TensorFlow
+# Serving's messages carry; "Expecting ',' delimiter" depends on the container (`_comma_reason`).
+_RAPIDJSON_REASONS = {
+    "Expecting value": "Invalid value.",
+    "Expecting property name enclosed in double quotes": "Missing a name for object member.",
+    "Expecting ':' delimiter": "Missing a colon after a name of object member.",
+    "Extra data": "The document root must not be followed by other values.",
+    "Unterminated string starting at": "Missing a closing quotation mark in string.",
+    "Invalid \\escape": "Invalid escape character in string.",
+    "Invalid \\uXXXX escape": "Incorrect hex digit after \\u escape in string.",
+}
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _REJECTION_REASONS = {RequestTooLarge: "body_size", RequestTimeout: "timeout"}
 _CONTENT_ENCODING = hdrs.CONTENT_ENCODING
 # Bodies this large parse with the garbage collector paused (`gc_paused`), and classify/regress
@@ -73,31 +89,78 @@ class UnreadableBody(InvalidArgument):
 
 @functools.lru_cache(maxsize=256)
 def _ref(name: str | None, version: str | None, label: str | None) -> ModelRef:
-    """The model reference of a URL's parts (cached: the same few on every request; ModelRef is frozen)."""
+    """The model reference of a URL's parts, percent-escapes decoded (cached: the same few on
+    every request; ModelRef is frozen).
+
+    Raises:
+        InvalidArgument: The version does not fit in an int64 (TensorFlow Serving's `ParseModelInfo`).
+    """
     return ModelRef(
-        name=unquote(name or ""), version=int(version) if version else None, label=unquote(label) if label else None
+        name=unquote(name or ""),
+        version=_version(version) if version else None,
+        label=unquote(label) if label else None,
+    )
+
+
+def _version(digits: str) -> int:
+    version = int(digits)
+    if version > _MAX_VERSION:
+        raise InvalidArgument(
+            message(
+                f"Failed to convert version: {digits} to numeric",
+                expected=f"a version number from 0 to {_MAX_VERSION} (an int64)",
+                received=digits,
+                fix="Use the number of a served version (GET /v1/models/<name> lists them).",
+            )
+        )
+    return version
+
+
+def _comma_reason(text: str) -> str:
+    """rapidjson's reason for a missing comma, after an object member or an array element: the
+    innermost bracket still open in `text` (the document up to the error). Strings, then matched
+    pairs, are deleted by C-speed passes (at most the depth limit of them), never a Python loop
+    over a body of megabytes."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    while "[]" in brackets or "{}" in brackets:
+        brackets = brackets.replace("[]", "").replace("{}", "")
+    if brackets.endswith("["):
+        return "Missing a comma or ']' after an array element."
+    return "Missing a comma or '}' after an object member."
+
+
+def _parse_error_reason(err: json.JSONDecodeError) -> str:
+    """The parse error as TensorFlow Serving words it (rapidjson); the standard library's otherwise."""
+    if err.msg == "Expecting ',' delimiter" and isinstance(err.doc, str):
+        return _comma_reason(err.doc[: err.pos])
+    return _RAPIDJSON_REASONS.get(err.msg, err.msg)
+
+
+def _empty_document(raw: bytes) -> InvalidArgument:
+    return InvalidArgument(
+        message(
+            "JSON Parse error: The document is empty",
+            expected="a JSON object body",
+            received="an empty body" if not raw else f"{len(raw)} bytes of whitespace",
+            fix='Send e.g. {"instances": [...]}.',
+        )
     )
 
 
 def _parse_json(raw: bytes, max_depth: int) -> dict[str, Any]:
     if not raw:
-        raise InvalidArgument(
-            message(
-                "JSON Parse error: The document is empty",
-                expected="a JSON object body",
-                received="an empty body",
-                fix='Send e.g. {"instances": [...]}.',
-            )
-        )
+        raise _empty_document(raw)
     try:
         with gc_paused() if len(raw) >= _LARGE_BODY_BYTES else contextlib.nullcontext():
             body = check_json_depth(raw, max_depth, json_codec.loads)
     except json.JSONDecodeError as err:
+        if not raw.strip():
+            raise _empty_document(raw) from None
         raise InvalidArgument(
             message(
-                f"JSON Parse error: {err.msg} at offset: {err.pos}",
+                f"JSON Parse error: {_parse_error_reason(err)} at offset: {err.pos}",
                 expected="valid JSON (NaN and Infinity allowed)",
-                received=f"{len(raw)} bytes starting {raw[:40]!r}",
+                received=f"{len(raw)} bytes starting {raw[:40]!r} ({err.msg})",
                 fix="Fix the JSON at that offset.",
             )
         ) from None
@@ -412,13 +475,15 @@ class RestApi:
 
     async def _classify(self, ref: ModelRef, body: dict[str, Any], raw: bytes) -> tuple[int, bytes]:
         large = len(raw) >= _LARGE_BODY_BYTES
+        signature_name = _signature_name(body)  # checked first, as TensorFlow Serving does
         examples = await off_loop_if_large(large, examples_from_json, body)
-        result = await self.runtime.classify(ref, _signature_name(body), examples)
+        result = await self.runtime.classify(ref, signature_name, examples)
         return result.version, await off_loop_if_large(large, _classify_body, result.outputs["results"])
 
     async def _regress(self, ref: ModelRef, body: dict[str, Any], raw: bytes) -> tuple[int, bytes]:
+        signature_name = _signature_name(body)  # checked first, as TensorFlow Serving does
         examples = await off_loop_if_large(len(raw) >= _LARGE_BODY_BYTES, examples_from_json, body)
-        result = await self.runtime.regress(ref, _signature_name(body), examples)
+        result = await self.runtime.regress(ref, signature_name, examples)
         return result.version, json_codec.dumps({"results": result.outputs["results"]})
 
     async def _status(self, ref: ModelRef) -> tuple[int | None, dict]:

@@ -184,6 +184,9 @@ class Runtime:
     ) -> Result:
         """Predict on any signature; `build_inputs` converts the request body.
 
+        `output_filter`: the output aliases to return (all when empty), checked
+        before the model runs, as TensorFlow Serving's `PreProcessPrediction`
+        does: a refused filter never runs a stateful model.
         `may_run_on_loop`: see `BatchScheduler.run` (True for Predict over REST and gRPC).
         """
         inference.require_model_name(ref.name)
@@ -191,13 +194,16 @@ class Runtime:
         try:  # `manager.handle()` without a generator's cost, on the path of every request
             signature = inference.predict_signature(servable, signature_name)
             inputs = check_inputs(signature, build_inputs(signature), ref.name)
+            if output_filter:  # checked before the run, as TensorFlow Serving does: a bad filter runs nothing
+                inference.check_output_filter(signature, output_filter)
             started = time.perf_counter()
             try:  # `run` without its coroutine frame, on the path of every request
                 outputs = await self._submit(servable, signature, inputs, may_run_on_loop)
             except Exception as err:  # noqa: BLE001 - translated to a status code
                 raise translate_tf_error(err) from None
             self.metrics.observe_runtime(ref.name, "Predict", time.perf_counter() - started)
-            outputs = inference.filter_outputs(signature, outputs, output_filter or [])
+            if output_filter:
+                outputs = {alias: outputs[alias] for alias in output_filter}
             return Result(servable.version, signature.name, outputs)
         finally:
             servable.release()

@@ -35,7 +35,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import config_pb2, meta_graph_pb2
 from tensorflow.python.util import deprecation
 
-from serving.errors import Unimplemented, message
+from serving.errors import InvalidArgument, Unimplemented, message
 from serving.savedmodel import SERVE_TAG
 
 __all__ = ["SESSION_CONFIG", "SessionSignature", "dense_signatures", "load_session"]
@@ -91,7 +91,7 @@ class SessionSignature:
     def __init__(self, session: tf.compat.v1.Session, name: str, signature_def: meta_graph_pb2.SignatureDef) -> None:
         self._inputs = sorted(signature_def.inputs)
         self._outputs = sorted(signature_def.outputs)
-        self._error: Unimplemented | None = None
+        self._error: InvalidArgument | Unimplemented | None = None
         self._callable = None
         if not dense_signatures({name: signature_def}):
             infos = [*signature_def.inputs.values(), *signature_def.outputs.values()]
@@ -101,6 +101,17 @@ class SessionSignature:
                     expected="dense tensors named in the SignatureDef (TensorInfo.name)",
                     received=f"encodings {sorted({str(info.WhichOneof('encoding')) for info in infos})}",
                     fix="Export the signature with dense tensors.",
+                )
+            )
+            return
+        if not self._outputs:
+            # TensorFlow Serving loads such a model; a request on this signature fails in Session::Run.
+            self._error = InvalidArgument(
+                message(
+                    f"Must specify at least one target to fetch or execute (signature {name!r} has no outputs)",
+                    expected="a signature with at least one output",
+                    received=f"inputs {self._inputs}, outputs []",
+                    fix="Call a signature that has outputs (GET /v1/models/<name>/metadata lists them).",
                 )
             )
             return

@@ -3,24 +3,33 @@
 JSON follows TensorFlow Serving's REST API: row format (`instances`, one item
 per example) and columnar format (`inputs`, one value per named input);
 `{"b64": "..."}` for bytes; NaN and Infinity tokens accepted; float32 values
-written with the shortest decimal that reads back to the same float32; outputs
+written as TensorFlow Serving writes them (six significant digits when those
+read back to the same float32, else nine: `float32_json_values`); outputs
 whose alias ends with `_bytes` written as `{"b64": ...}`.
+
+Error messages start with TensorFlow Serving's own words (its
+`util/json_tensor.cc`), which clients match on, then say what was expected,
+what was received and how to fix it.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
+import math
+import struct
+import warnings
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.core.framework import tensor_pb2
+from tensorflow.core.framework import tensor_pb2, types_pb2
 
-from serving.errors import InvalidArgument, Unimplemented, message
+from serving.errors import InvalidArgument, Unimplemented, did_you_mean, message
 from serving.server.servable import Signature, TensorSpec
 
 __all__ = [
@@ -28,6 +37,8 @@ __all__ = [
     "array_to_json",
     "array_to_proto",
     "check_inputs",
+    "float32_json",
+    "float32_json_values",
     "json_inputs",
     "json_outputs",
     "proto_inputs",
@@ -80,7 +91,7 @@ def _type_error(value: Any, spec: TensorSpec, where: str) -> InvalidArgument:
     return InvalidArgument(
         message(
             f"JSON Value: {_short(value)} Type: {_json_type(value)} is not of expected type: "
-            f"{spec.dtype.name} ({where})",
+            f"{_cpp_dtype_name(spec.datatype_enum)} ({where})",
             expected=f"{spec.dtype.name} values for input {spec.alias!r}",
             received=f"a JSON {_json_type(value)}",
             fix='Send numbers for numeric inputs, strings or {"b64": "..."} for string inputs.',
@@ -101,6 +112,9 @@ def _first_bad_leaf(value: Any, ok: tuple[type, ...]) -> Any:
 
 
 _NOTHING = object()
+# 1e300 cast to float32 is inf, as in TensorFlow Serving, without numpy's warning; a filter for
+# this module, not `np.errstate` around each cast (3 us a request).
+warnings.filterwarnings("ignore", message="overflow encountered in cast", category=RuntimeWarning, module=__name__)
 _MAX_RANK = 32  # numpy's NPY_MAXDIMS (1.x); deeper JSON lists cannot become an array
 
 
@@ -160,7 +174,7 @@ def _json_to_array(value: Any, spec: TensorSpec, where: str, may_contain_bools: 
         if allowed is None:
             raise Unimplemented(
                 message(
-                    f"Conversion of JSON to type: {spec.dtype.name} is not supported ({where})",
+                    f"Conversion of JSON to type: {_cpp_dtype_name(spec.datatype_enum)} is not supported ({where})",
                     expected="float, double, int, uint, bool or string inputs",
                     received=f"input {spec.alias!r} of type {spec.dtype.name}",
                     fix="Use the gRPC API for this input type.",
@@ -176,14 +190,63 @@ def _json_to_array(value: Any, spec: TensorSpec, where: str, may_contain_bools: 
             bad = _first_bad_leaf(value, (int, float))
             if bad is not _NOTHING:
                 raise _type_error(bad, spec, where)
-        array = array.astype(spec.numpy_dtype, copy=False)
+        if kind in "iu" and array.dtype != spec.numpy_dtype and array.size:
+            _check_integer_range(array, value, spec, where)
+        array = array.astype(spec.numpy_dtype, copy=False)  # 1e300 into float32 is inf, as in TF Serving
     return array
 
 
+def _check_integer_range(array: np.ndarray, value: Any, spec: TensorSpec, where: str) -> None:
+    """Refuses integers the input's dtype cannot hold (numpy's cast would wrap them around)."""
+    info = np.iinfo(spec.numpy_dtype)
+    if array.min() >= info.min and array.max() <= info.max:
+        return
+    bad = next(v for v in _leaves(value) if not info.min <= v <= info.max)
+    raise InvalidArgument(
+        message(
+            f"JSON Value: {_short(bad)} Type: {_json_type(bad)} is not of expected type: {spec.dtype.name} ({where})",
+            expected=f"integers from {info.min} to {info.max} for input {spec.alias!r}",
+            received=_short(bad),
+            fix=f"Send values in the range of {spec.dtype.name}, or export the input with a wider dtype.",
+        )
+    )
+
+
+def _leaves(value: Any):
+    if isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def _nesting_problem(value: Any, shape: tuple[int, ...], level: int = 0) -> str | None:
+    """TensorFlow Serving's words for a list that does not fit the shape its first items give
+    (`FillTensorProto`); None when the nested list is rectangular."""
+    rank = len(shape)
+    if not isinstance(value, list):
+        if level != rank:
+            return (
+                f"JSON Value: {_short(value)} found at incorrect level: {level + 1} in the JSON DOM. "
+                f"Expected at level: {rank}"
+            )
+        return None
+    if level >= rank:
+        return f"Encountered list at unexpected level: {level} expected < {rank}"
+    if len(value) != shape[level]:
+        return f"Encountered list at unexpected size: {len(value)} at level: {level} expected size: {shape[level]}"
+    for item in value:
+        problem = _nesting_problem(item, shape, level + 1)
+        if problem is not None:
+            return problem
+    return None
+
+
 def _shape_error(value: Any, where: str) -> InvalidArgument:
+    problem = _nesting_problem(value, _json_shape(value)) or "Encountered list at unexpected size or nesting"
     return InvalidArgument(
         message(
-            f"Encountered list at unexpected size or nesting ({where})",
+            f"{problem} ({where})",
             expected="a rectangular nested list (every list at one level the same length)",
             received=_short(value),
             fix="Pad or trim the lists so the tensor is rectangular.",
@@ -191,25 +254,122 @@ def _shape_error(value: Any, where: str) -> InvalidArgument:
     )
 
 
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return "[" + ",".join(str(size) for size in shape) + "]"
+
+
+def _instance_problem(items: list, key: str | None) -> str | None:
+    """Why the items of 'instances' do not stack into one tensor, in TensorFlow Serving's words
+    (`FillTensorMapFromInstancesList`, `AddInstanceItem`): each item must be rectangular and of
+    the first item's size and shape. `key` names the input when items are objects' values."""
+    first: tuple[int, ...] | None = None
+    for index, item in enumerate(items):
+        if key is None and isinstance(item, dict) and not _is_b64(item):
+            return f"Expecting value/list but got object at item {index} of input list"
+        shape = _json_shape(item)
+        problem = _nesting_problem(item, shape)
+        if problem is None and first is not None:
+            size, first_size = math.prod(shape), math.prod(first)
+            if size != first_size:
+                problem = f"Expecting tensor size: {first_size} but got: {size}"
+            elif shape != first:
+                problem = f"Expecting shape {_shape_text(first)} but got: {_shape_text(shape)}"
+        if problem is not None:
+            element = f"{index}" if key is None else f"{index} key: {key}"
+            return f"Failed to process element: {element} of 'instances' list. Error: INVALID_ARGUMENT: {problem}"
+        first = shape if first is None else first
+    return None
+
+
+def _instances_error(items: list, key: str | None, names: list[str]) -> InvalidArgument | None:
+    problem = _instance_problem(items, key)
+    if problem is None:
+        return None
+    return InvalidArgument(
+        message(
+            problem,
+            expected="every item of 'instances' a value of one shape"
+            + (f" for input {key!r}" if key else "")
+            + ("" if key else f" (a plain value or list: the signature has one input, {names[0]!r})"),
+            received=f"{len(items)} items",
+            fix="Pad or trim each item to the shape of the first one; send objects only for several inputs.",
+        )
+    )
+
+
 def _check_aliases(signature: Signature, received: AbstractSet[str], model: str) -> None:
     if received == signature.inputs.keys():  # set-like comparison, no set built for the common case
         return
-    received, expected = set(received), set(signature.inputs)
-    unknown = sorted(received - expected)
-    missing = sorted(expected - received)
-    if unknown:
-        problem = f"input tensor alias not found in signature: {', '.join(unknown)}"
+    raise _aliases_error(signature, set(received), model)
+
+
+def _braced(names: list[str]) -> str:
+    """A set of names as TensorFlow Serving writes it: `{a,b}` (absl::StrJoin of a std::set)."""
+    return "{" + ",".join(names) + "}"
+
+
+def _aliases_error(signature: Signature, received: set[str], model: str) -> InvalidArgument:
+    """The request's input aliases are not the signature's: TensorFlow Serving's words, then ours.
+
+    Different counts: `VerifyRequestInputsSize` (predict_util.cc) names both sets, the
+    extra and the missing aliases; the same count: its alias lookup names the first
+    alias the signature lacks and the set of its inputs.
+    """
+    expected = sorted(signature.inputs)
+    extra = sorted(received.difference(expected))
+    missing = sorted(set(expected).difference(received))
+    if len(received) != len(expected):
+        problem = (
+            f"input size does not match signature: {len(received)}!={len(expected)} "
+            f"len({_braced(sorted(received))}) != len({_braced(expected)}). "
+            f"Sent extra: {_braced(extra)}. Missing but required: {_braced(missing)}."
+        )
     else:
         problem = (
-            f"Request inputs do not match required inputs for model `{model}`. "
-            f"Missing but required: {{{', '.join(missing)}}}"
+            f"input tensor alias not found in signature: {extra[0]}. "
+            f"Inputs expected to be in the set {_braced(expected)}."
         )
-    raise InvalidArgument(
+    hint = did_you_mean(extra[0], missing) if extra and missing else ""
+    return InvalidArgument(
         message(
             problem,
-            expected=f"inputs {sorted(expected)} for signature {signature.name!r}",
+            expected=f"inputs {expected} for signature {signature.name!r} of model {model!r}",
             received=f"{sorted(received)}",
-            fix="Send exactly the inputs listed by GET /v1/models/<name>/metadata.",
+            fix="Send exactly the inputs listed by GET /v1/models/<name>/metadata." + hint,
+        )
+    )
+
+
+def _cpp_dtype_name(datatype_enum: int) -> str:
+    """TensorFlow's C++ name of a DataType (`DataTypeString`): float, double, string, int64."""
+    try:
+        return types_pb2.DataType.Name(datatype_enum)[3:].lower()
+    except ValueError:  # a number no DataType has
+        return f"DataType({datatype_enum})"
+
+
+def _numpy_dtype_name(dtype: np.dtype) -> str:
+    """TensorFlow's C++ name of the dtype a numpy value would be fed as."""
+    if dtype.kind in "OSU":
+        return "string"
+    try:
+        return _cpp_dtype_name(tf.dtypes.as_dtype(dtype).as_datatype_enum)
+    except TypeError:
+        return str(dtype)
+
+
+def _dtype_error(signature: Signature, alias: str, provided: str, received: str, fix: str) -> InvalidArgument:
+    """An input of the wrong dtype, in TensorFlow's words (the session's check of each feed):
+    `arg[i]` is the input's position in the feed, the signature's aliases sorted
+    (`session.SessionSignature`)."""
+    spec = signature.inputs[alias]
+    index = sorted(signature.inputs).index(alias)
+    return InvalidArgument(
+        message(
+            f"Expects arg[{index}] to be {_cpp_dtype_name(spec.datatype_enum)} but {provided} is provided",
+            expected=f"input {spec.describe()} (arg[{index}]: the inputs are fed sorted by alias)",
+            received=received,
+            fix=fix,
         )
     )
 
@@ -221,7 +381,9 @@ def check_inputs(signature: Signature, inputs: Mapping[str, np.ndarray], model: 
         The inputs, cast where a lossless cast is allowed (int to float).
 
     Raises:
-        InvalidArgument: An alias is unknown or missing, or a shape does not fit.
+        InvalidArgument: An alias is unknown or missing, a dtype is not the
+            input's (and not an integer for a float input), or a shape does
+            not fit.
     """
     _check_aliases(signature, inputs.keys(), model)
     checked = {}
@@ -231,14 +393,12 @@ def check_inputs(signature: Signature, inputs: Mapping[str, np.ndarray], model: 
             if value.dtype.kind in "iu" and spec.numpy_dtype.kind == "f":
                 value = value.astype(spec.numpy_dtype)
             else:
-                raise InvalidArgument(
-                    message(
-                        f"Expects arg[{alias}] to be {spec.dtype.name} but "
-                        f"{tf.dtypes.as_dtype(value.dtype).name if value.dtype != object else 'string'} is provided",
-                        expected=spec.describe(),
-                        received=f"dtype {value.dtype}",
-                        fix=f"Send {spec.dtype.name} values for {alias!r}.",
-                    )
+                raise _dtype_error(
+                    signature,
+                    alias,
+                    _numpy_dtype_name(value.dtype),
+                    received=f"numpy dtype {value.dtype} for {alias!r}",
+                    fix=f"Send {spec.dtype.name} values for {alias!r}.",
                 )
         # TF1 graphs take any shape (a session feed is not checked against the
         # TensorInfo; the ops decide), as in TensorFlow Serving.
@@ -313,7 +473,7 @@ def _row_inputs(instances: Any, signature: Signature, names: list[str], bools: b
     if not isinstance(instances, list):
         raise InvalidArgument(
             message(
-                "Excepting 'instances' to be an list/array",
+                "Expecting 'instances' to be an list/array",
                 expected="a JSON list, one item per example",
                 received=f"a JSON {_json_type(instances)}",
                 fix='Wrap the examples in a list: {"instances": [...]}.',
@@ -341,7 +501,10 @@ def _row_inputs(instances: Any, signature: Signature, names: list[str], bools: b
                 )
             )
         alias = names[0]
-        return {alias: _json_to_array(instances, signature.inputs[alias], "'instances' list", bools)}
+        try:
+            return {alias: _json_to_array(instances, signature.inputs[alias], "'instances' list", bools)}
+        except InvalidArgument as err:  # say which item does not fit, as TensorFlow Serving does
+            raise _instances_error(instances, None, names) or err from None
     columns: dict[str, list] = {name: [] for name in names}
     for index, item in enumerate(instances):
         if not isinstance(item, dict) or _is_b64(item):
@@ -354,6 +517,17 @@ def _row_inputs(instances: Any, signature: Signature, names: list[str], bools: b
                 )
             )
         if set(item) != set(names):
+            unknown = next((key for key in item if key not in signature.inputs), None)
+            if unknown is not None:
+                raise InvalidArgument(
+                    message(
+                        f"Failed to process element: {index} key: {unknown} of 'instances' list. "
+                        f"Error: INVALID_ARGUMENT: JSON object: does not have named input: {unknown}",
+                        expected=f"keys {names}",
+                        received=f"keys {sorted(item)}",
+                        fix="Use the input names of GET /v1/models/<name>/metadata.",
+                    )
+                )
             raise InvalidArgument(
                 message(
                     f"Failed to process element: {index} of 'instances' list. JSON object: {_short(item)} "
@@ -365,10 +539,13 @@ def _row_inputs(instances: Any, signature: Signature, names: list[str], bools: b
             )
         for name in names:
             columns[name].append(item[name])
-    return {
-        name: _json_to_array(values, signature.inputs[name], f"key {name!r} of 'instances'", bools)
-        for name, values in columns.items()
-    }
+    inputs = {}
+    for name, values in columns.items():
+        try:
+            inputs[name] = _json_to_array(values, signature.inputs[name], f"key {name!r} of 'instances'", bools)
+        except InvalidArgument as err:
+            raise _instances_error(values, name, names) or err from None
+    return inputs
 
 
 def _columnar_inputs(inputs: Any, signature: Signature, names: list[str], bools: bool) -> dict[str, np.ndarray]:
@@ -400,13 +577,101 @@ def _columnar_inputs(inputs: Any, signature: Signature, names: list[str], bools:
     return result
 
 
+_FLOAT32 = struct.Struct("f")
+# Powers of ten across float32's range (1.4e-45 .. 3.4e38): a value's index among them gives its
+# decimal exponent, and the scales that put 6 or 9 significant digits left of the point.
+_LOWEST_POWER = -46
+_POWERS_OF_TEN = 10.0 ** np.arange(_LOWEST_POWER, 40, dtype=np.float64)
+_EXPONENTS = np.arange(_LOWEST_POWER - 1, 40, dtype=np.float64)  # by searchsorted index
+_SIX_DIGITS_SCALE, _NINE_DIGITS_SCALE = 10.0 ** (5 - _EXPONENTS), 10.0 ** (8 - _EXPONENTS)
+# Within [1e-4, 1e6) a float32 times those scales (10**k, k <= 12) is exact in float64, so
+# rounding it in numpy is exact; other values go through Python's formatting.
+_EXACT_LOW, _EXACT_HIGH = 1e-4, 1e6
+_SMALL_ARRAY = 8  # up to this many values, formatting each is cheaper than numpy's passes
+
+
+def _float32_as_written(value: float) -> float:
+    """TensorFlow Serving's `WriteDecimal` for one float32 (as a Python float): six significant
+    digits when they read back to the same float32, else nine."""
+    six = float(f"{value:.6g}")
+    try:
+        same = _FLOAT32.unpack(_FLOAT32.pack(six))[0] == value
+    except OverflowError:  # rounded past float32's largest value
+        same = False
+    return six if same else float(f"{value:.9g}")
+
+
+def float32_json(array: np.ndarray) -> Any:
+    """`float32_json_values` ready for a JSON writer: nested lists for small arrays of rank
+    0-2 (no numpy round trip: one-row answers are most requests), a float64 array otherwise.
+
+    Example:
+        >>> float32_json(np.array([[0.73105857]], np.float32))
+        [[0.731058598]]
+    """
+    if array.size > _SMALL_ARRAY or array.ndim > 2:
+        return float32_json_values(array)
+    values = [_float32_as_written(v) for v in array.ravel().tolist()]
+    if array.ndim == 0:
+        return values[0]
+    if array.ndim == 1:
+        return values
+    rows, width = array.shape
+    return [values[row * width : (row + 1) * width] for row in range(rows)]
+
+
+def float32_json_values(array: np.ndarray) -> np.ndarray:
+    """The values TensorFlow Serving writes in JSON for a float32 array, as float64.
+
+    TensorFlow Serving (`util/json_tensor.cc`, `WriteDecimal`) writes a float32
+    with six significant digits (`absl::StrCat`) when they read back to the same
+    float32, else with nine (`%.9g`): 0.1 is `0.1`, 0.73105857 is
+    `0.731058598`. The float64 returned holds that decimal exactly as a JSON
+    reader parses it, so a writer of shortest float64 decimals (orjson, `json`)
+    writes the same number. Only the notation may differ: `9000000.0`, not
+    `9e+06`.
+
+    Args:
+        array: A float32 array (any shape; NaN and infinities pass through).
+
+    Returns:
+        A float64 array of the same shape.
+
+    Example:
+        >>> float32_json_values(np.array([0.1, 0.73105857], np.float32)).tolist()
+        [0.1, 0.731058598]
+    """
+    if array.size <= _SMALL_ARRAY:
+        return np.array([_float32_as_written(v) for v in array.ravel().tolist()], np.float64).reshape(array.shape)
+    x = array.astype(np.float64)
+    magnitude = np.abs(x)
+    exact = magnitude.min() >= _EXACT_LOW and magnitude.max() < _EXACT_HIGH  # False for NaN too
+    index = np.searchsorted(_POWERS_OF_TEN, magnitude, side="right")
+    # Values outside the exact range (0, inf, NaN, near float32's limits) may warn; they are redone below.
+    with contextlib.nullcontext() if exact else np.errstate(all="ignore"):
+        scale = _SIX_DIGITS_SCALE.take(index)
+        six = np.rint(x * scale)
+        six /= scale
+        scale = _NINE_DIGITS_SCALE.take(index)
+        nine = np.rint(x * scale)
+        nine /= scale
+        written = np.where(six.astype(np.float32) == array, six, nine)
+    if not exact:
+        inexact = ~((magnitude >= _EXACT_LOW) & (magnitude < _EXACT_HIGH))
+        written[inexact] = [_float32_as_written(v) for v in array[inexact].tolist()]
+    return written
+
+
 def array_to_json(array: np.ndarray, alias: str) -> Any:
     """Converts a numpy output to nested JSON-ready Python values."""
     kind = array.dtype.kind
     if kind == "f":
+        if array.dtype == np.float32:
+            written = float32_json(array)
+            return written.tolist() if isinstance(written, np.ndarray) else written
         if array.dtype.itemsize < 8:
-            # Shortest decimal that reads back to the same float32 (as
-            # TensorFlow Serving writes it), instead of float64 noise digits.
+            # float16: the shortest decimal that reads back to the same value,
+            # instead of float64 noise digits.
             return array.astype(str).astype(np.float64).tolist()
         return array.tolist()
     if kind in "iub":
@@ -416,7 +681,7 @@ def array_to_json(array: np.ndarray, alias: str) -> Any:
         return _bytes_to_json(array.tolist(), as_b64)
     raise InvalidArgument(
         message(
-            f"Failed to write JSON value for tensor type: {array.dtype}",
+            f"Failed to write JSON value for tensor type: {_numpy_dtype_name(array.dtype)}",
             expected="float, int, bool or string outputs",
             received=f"output {alias!r} of dtype {array.dtype}",
             fix="Use the gRPC API for this output.",
@@ -454,10 +719,19 @@ def json_outputs(
         The body as a dict.
 
     Raises:
-        InvalidArgument: Row format with a scalar output, or outputs whose
-            batch sizes differ.
+        InvalidArgument: No outputs, row format with a scalar output, or
+            outputs whose batch sizes differ.
     """
     names = sorted(outputs)
+    if not names:
+        raise InvalidArgument(
+            message(
+                "Cannot convert empty tensor map to JSON",
+                expected="at least one output tensor",
+                received="a signature call that returned no outputs",
+                fix="Export the signature with at least one output.",
+            )
+        )
     if fmt == JsonFormat.COLUMNAR:
         if len(names) == 1:
             return {"outputs": convert(outputs[names[0]], names[0])}
@@ -475,9 +749,11 @@ def json_outputs(
             )
         sizes[name] = outputs[name].shape[0]
     if len(set(sizes.values())) > 1:
+        first = names[0]
+        name = next(n for n in names if sizes[n] != sizes[first])
         raise InvalidArgument(
             message(
-                "Tensor outputs have inconsistent batch sizes",
+                f"Tensor name: {name} has inconsistent batch size: {sizes[name]} expecting: {sizes[first]}",
                 expected="the same first dimension for every output",
                 received=f"{sizes}",
                 fix='Use the columnar format ({"inputs": ...}) for this signature.',
@@ -490,19 +766,23 @@ def json_outputs(
     return {"predictions": rows}
 
 
-def proto_to_array(proto: tensor_pb2.TensorProto, spec: TensorSpec) -> np.ndarray:
-    """Converts a request TensorProto to numpy, checking its dtype."""
+def proto_to_array(proto: tensor_pb2.TensorProto, spec: TensorSpec, signature: Signature) -> np.ndarray:
+    """Converts a request TensorProto to numpy, checking its dtype.
+
+    Args:
+        proto: The request's tensor.
+        spec: The signature's input it is for.
+        signature: The signature (its feed order names the input in a dtype error).
+    """
     if proto.dtype != spec.datatype_enum and not (
         tf.dtypes.as_dtype(proto.dtype).is_integer and spec.dtype.is_floating
     ):
-        raise InvalidArgument(
-            message(
-                f"Expects arg[{spec.alias}] to be {spec.dtype.name} but "
-                f"{tf.dtypes.as_dtype(proto.dtype).name if proto.dtype else 'DT_INVALID'} is provided",
-                expected=spec.describe(),
-                received=f"dtype {proto.dtype}",
-                fix=f"Build the TensorProto with tf.make_tensor_proto(values, dtype=tf.{spec.dtype.name}).",
-            )
+        raise _dtype_error(
+            signature,
+            spec.alias,
+            _cpp_dtype_name(proto.dtype),
+            received=f"a TensorProto of dtype {_cpp_dtype_name(proto.dtype)} for {spec.alias!r}",
+            fix=f"Build the TensorProto with tf.make_tensor_proto(values, dtype=tf.{spec.dtype.name}).",
         )
     try:
         content = proto.tensor_content
@@ -525,11 +805,16 @@ def proto_to_array(proto: tensor_pb2.TensorProto, spec: TensorSpec) -> np.ndarra
 def proto_inputs(
     protos: Mapping[str, tensor_pb2.TensorProto], signature: Signature, model: str
 ) -> dict[str, np.ndarray]:
-    """Converts and checks the `inputs` map of a PredictRequest."""
+    """Converts the `inputs` map of a PredictRequest, checking its aliases and dtypes.
+
+    Shapes are left to `check_inputs`, which its callers run on the result
+    (`Runtime.predict`, the warm-up replay): it also casts integer tensors
+    sent for float inputs.
+    """
     _check_aliases(signature, set(protos), model)
     # By key: a protobuf map's items() is collections.abc's generator, 2x slower.
-    arrays = {alias: proto_to_array(protos[alias], signature.inputs[alias]) for alias in protos}
-    return check_inputs(signature, arrays, model)
+    inputs = signature.inputs
+    return {alias: proto_to_array(protos[alias], inputs[alias], signature) for alias in protos}
 
 
 # The typed TensorProto field TensorFlow's Tensor::AsProtoField writes per dtype.
@@ -583,9 +868,13 @@ def array_to_proto(array: np.ndarray, proto: tensor_pb2.TensorProto | None = Non
             proto.tensor_content = np.ascontiguousarray(array).tobytes()
         else:
             getattr(proto, field).extend(array.ravel().tolist())
-        dims = proto.tensor_shape.dim
-        for size in array.shape:
-            dims.add(size=size)
+        shape = array.shape
+        if shape:
+            dims = proto.tensor_shape.dim
+            for size in shape:
+                dims.add(size=size)
+        else:  # a scalar's shape is present and empty (`tensor_shape {}`), as TensorFlow writes it
+            proto.tensor_shape.SetInParent()
         return proto
     proto.CopyFrom(tf.make_tensor_proto(array))
     return proto

@@ -1,64 +1,129 @@
-"""Replays a version's warmup file before the version becomes AVAILABLE."""
+"""Replays a version's warmup file before the version becomes AVAILABLE.
+
+As TensorFlow Serving's `RunSavedModelWarmup`: records are read and run one at
+a time; predict, classify, regress and multi_inference logs run as those
+requests would (inputs and outputs checked); a record without a log is
+skipped; session_run and predict_streamed logs are "Unsupported log_type for
+warmup". The first failure fails the load, with TensorFlow Serving's wording
+first; the version's status is END with FAILED_PRECONDITION, this server's one
+code for a failed load (README, "Differences from TF Serving").
+"""
 
 from __future__ import annotations
+
+from tensorflow_serving.apis import inference_pb2, prediction_log_pb2
 
 from serving.errors import FailedPrecondition, ServingError, message
 from serving.server import inference
 from serving.server.examples import examples_from_input
+from serving.server.multi_inference import check_tasks, fill_result, task_signatures
 from serving.server.servable import Servable
-from serving.server.tensors import proto_inputs
-from serving.warmup import read_warmup_file, warmup_path
+from serving.server.tensors import check_inputs, proto_inputs
+from serving.warmup import WarmupFileError, iter_warmup_records, warmup_path
 
 __all__ = ["replay_warmup"]
 
+_UNSUPPORTED = ("session_run_log", "predict_streamed_log")
 
-def _replay_one(servable: Servable, log) -> None:
+
+class _Unsupported(Exception):
+    """A record of a log type TensorFlow Serving does not replay."""
+
+
+def _predict(servable: Servable, request) -> None:
+    signature = inference.predict_signature(servable, request.model_spec.signature_name)
+    inputs = check_inputs(signature, proto_inputs(request.inputs, signature, servable.name), servable.name)
+    inference.check_output_filter(signature, list(request.output_filter))  # before the run, as Predict
+    signature.run(inputs)
+
+
+def _classify(servable: Servable, request) -> None:
+    signature = inference.classify_signature(servable, request.model_spec.signature_name)
+    examples = examples_from_input(request.input)
+    inference.classification_results(signature.run({inference.EXAMPLES_INPUT: examples}), len(examples))
+
+
+def _regress(servable: Servable, request) -> None:
+    signature = inference.regress_signature(servable, request.model_spec.signature_name)
+    examples = examples_from_input(request.input)
+    inference.regression_results(signature.run({inference.EXAMPLES_INPUT: examples}), len(examples))
+
+
+def _multi_inference(servable: Servable, request) -> None:
+    # The tasks' model name need not be the servable's: TensorFlow Serving's warmup runs them on this version.
+    check_tasks(request)
+    signatures = task_signatures(servable, request)
+    examples = examples_from_input(request.input)
+    for task, signature in zip(request.tasks, signatures):
+        outputs = signature.run({inference.EXAMPLES_INPUT: examples})
+        fill_result(inference_pb2.InferenceResult(), task, servable.version, outputs, len(examples))
+
+
+_REPLAY = {
+    "predict_log": _predict,
+    "classify_log": _classify,
+    "regress_log": _regress,
+    "multi_inference_log": _multi_inference,
+}
+
+
+def _replay_one(servable: Servable, log: prediction_log_pb2.PredictionLog) -> None:
     kind = log.WhichOneof("log_type")
-    if kind == "predict_log":
-        request = log.predict_log.request
-        signature = inference.predict_signature(servable, request.model_spec.signature_name)
-        signature.run(proto_inputs(request.inputs, signature, servable.name))
-    elif kind in ("classify_log", "regress_log"):
-        request = getattr(log, kind).request
-        pick = inference.classify_signature if kind == "classify_log" else inference.regress_signature
-        signature = pick(servable, request.model_spec.signature_name)
-        signature.run({inference.EXAMPLES_INPUT: examples_from_input(request.input)})
-    else:
-        raise FailedPrecondition(
-            message(
-                f"Unsupported log_type for warmup: {kind}",
-                expected="predict_log, classify_log or regress_log records",
-                received=str(kind),
-                fix="Write PredictRequests with serving.warmup.write_warmup_file.",
-            )
+    if kind in _UNSUPPORTED:
+        raise _Unsupported(kind)
+    if kind is not None:  # a record without a log is skipped, as in TensorFlow Serving
+        _REPLAY[kind](servable, getattr(log, kind).request)
+
+
+def _unsupported(kind: str, index: int, path) -> FailedPrecondition:
+    return FailedPrecondition(
+        message(
+            f"Unsupported log_type for warmup: {kind}",
+            expected="predict_log, classify_log, regress_log or multi_inference_log records",
+            received=f"record {index} of {path}: {kind}",
+            fix="Write PredictRequests with serving.warmup.write_warmup_file.",
         )
+    )
+
+
+def _failed(err: Exception, index: int, path) -> FailedPrecondition:
+    """The request's own error (already in the message formula), after the record that failed."""
+    text = err.text if isinstance(err, ServingError) else f"{type(err).__name__}: {err}"
+    first_line = text.splitlines()[0] if text else type(err).__name__
+    return FailedPrecondition(
+        f"Warmup record {index} of {path} failed: {first_line.rstrip('.')}. "
+        "Rewrite the warmup file from requests this model accepts, or remove it."
+    )
+
+
+def _next_record(records, path):
+    """The next record, None at the end; a file error fails the load with TensorFlow Serving's wording."""
+    try:
+        return next(records, None)
+    except WarmupFileError as err:
+        raise FailedPrecondition(str(err)) from None
+    except Exception as err:  # noqa: BLE001 - the file could not be read at all
+        raise FailedPrecondition(f"Failed to read warmup file {path}: {type(err).__name__}: {err}") from None
 
 
 def replay_warmup(servable: Servable) -> int:
-    """Runs every warmup record against `servable`; returns how many ran.
+    """Runs every warmup record against `servable`; returns how many were read.
 
     Raises:
-        FailedPrecondition: A record is malformed or fails; the load fails,
-            as in TensorFlow Serving.
+        FailedPrecondition: The file is unreadable, a record is malformed,
+            unsupported or fails; the load fails, as in TensorFlow Serving.
     """
     path = warmup_path(servable.path)
     if not path.is_file():
         return 0
-    try:
-        logs = read_warmup_file(path)
-    except Exception as err:  # noqa: BLE001 - reported as a load failure
-        raise FailedPrecondition(f"Failed to read warmup file {path}: {err}") from None
-    for index, log in enumerate(logs):
+    records = iter_warmup_records(path)
+    count = 0
+    while (log := _next_record(records, path)) is not None:
         try:
             _replay_one(servable, log)
+        except _Unsupported as err:
+            raise _unsupported(str(err), count, path) from None
         except Exception as err:  # noqa: BLE001 - reported as a load failure
-            text = err.text if isinstance(err, ServingError) else f"{type(err).__name__}: {err}"
-            raise FailedPrecondition(
-                message(
-                    f"Warmup record {index} of {path} failed",
-                    expected="every warmup request to succeed on the new version",
-                    received=text.splitlines()[0] if text else type(err).__name__,
-                    fix="Rewrite the warmup file from rows this model accepts, or remove it.",
-                )
-            ) from None
-    return len(logs)
+            raise _failed(err, count, path) from None
+        count += 1
+    return count

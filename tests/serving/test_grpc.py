@@ -127,7 +127,7 @@ BAD_CALLS = [
     (
         "unknown label",
         _spec(predict_pb2.PredictRequest(), name=MODEL, version_label="stable"),
-        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.INVALID_ARGUMENT,  # TF Serving's ServerCore::GetModelVersionForLabel
         "Unrecognized servable version label: stable",
     ),
     (
@@ -140,7 +140,7 @@ BAD_CALLS = [
         "wrong dtype",
         _predict_request(x=tf.make_tensor_proto([["a", "b", "c"]])),
         grpc.StatusCode.INVALID_ARGUMENT,
-        "Expects arg[x] to be float32 but string is provided",
+        "Expects arg[0] to be float but string is provided",
     ),
     (
         "unknown alias",

@@ -8,7 +8,9 @@ Three files configure a model server, each a text-format protobuf:
 * the batching parameters (`BatchingParameters`);
 * the monitoring config (`MonitoringConfig`): where Prometheus scrapes.
 
-Both `tensorflow_model_server` and the embedded server read the same files.
+Both `tensorflow_model_server` and the embedded server read the same files;
+`validate_server_config` refuses what TensorFlow Serving's ServerCore refuses
+(duplicate names, relative base paths, platforms other than `tensorflow`).
 
 Example:
     >>> model = model_config("penguins", "/models/penguins",
@@ -30,7 +32,7 @@ from google.protobuf import text_format
 from tensorflow_serving.config import file_system_storage_path_source_pb2
 
 from serving.atomic import atomic_write_text
-from serving.errors import did_you_mean, message
+from serving.errors import InvalidArgument, did_you_mean, message
 from serving.protos import (
     model_server_config_pb2,
     monitoring_config_pb2,
@@ -62,6 +64,7 @@ __all__ = [
     "replace_model",
     "server_config",
     "specific_policy",
+    "validate_server_config",
     "write_server_files",
     "write_text_proto",
 ]
@@ -302,6 +305,101 @@ def read_text_proto(path: str | os.PathLike, proto_type: type[_M]) -> _M:
                 fix="Fix the line named above.",
             )
         ) from None
+
+
+_TENSORFLOW_MODEL_TYPE = model_server_config_pb2.ModelType.Value("TENSORFLOW")
+
+
+def _is_relative(path: str) -> bool:
+    """TensorFlow Serving's UriIsRelativePath: no scheme, no host, not absolute."""
+    return "://" not in path and not path.startswith("/")
+
+
+def _check_platform(model: ModelConfig) -> None:
+    """ServerCore's GetPlatform and its routes: `tensorflow`, or the deprecated model_type TENSORFLOW."""
+    fix = 'Set model_platform: "tensorflow" (and leave the deprecated model_type unset).'
+    problem = None
+    if model.model_type and model.model_platform:
+        problem = (
+            "Illegal setting both ModelServerConfig::model_type (deprecated) "
+            f"and ModelServerConfig::model_platform, model name is {model.name}"
+        )
+    elif model.model_type and model.model_type != _TENSORFLOW_MODEL_TYPE:
+        problem = f"ModelServerConfig::model_type choice {model.model_type} not supported."
+    elif not model.model_type and not model.model_platform:
+        problem = (
+            "Illegal setting neither ModelServerConfig::model_type (deprecated) "
+            f"nor ModelServerConfig::model_platform, model name is {model.name}"
+        )
+    elif model.model_platform not in ("", "tensorflow"):
+        problem = f"Model {model.name} requests unsupported platform {model.model_platform}"
+    if problem:
+        raise InvalidArgument(
+            message(
+                problem,
+                expected='model_platform: "tensorflow"',
+                received=f"model_platform={model.model_platform!r}, model_type={model.model_type}",
+                fix=fix,
+            )
+        )
+
+
+def _validate_models(config: ModelServerConfig) -> None:
+    """ServerCore's ValidateModelConfigList, GetPlatform and route checks (INVALID_ARGUMENT)."""
+    names = [m.name for m in config.model_config_list.config]
+    for model in config.model_config_list.config:
+        if not model.name:
+            # TensorFlow Serving takes an empty name, which no request can then name.
+            raise InvalidArgument(
+                message(
+                    "A model in model_config_list has no name",
+                    expected="a non-empty name per model",
+                    received=f"names {names}",
+                    fix="Give each model the name clients use in /v1/models/<name>.",
+                )
+            )
+        if names.count(model.name) > 1:
+            raise InvalidArgument(
+                message(
+                    f"Illegal to list model {model.name} multiple times in config list",
+                    expected="unique model names",
+                    received=f"{names}",
+                    fix="Give each model its own name.",
+                )
+            )
+        if _is_relative(model.base_path):
+            raise InvalidArgument(
+                message(
+                    f"Expected model {model.name} to have an absolute path or URI; got base_path()={model.base_path}",
+                    expected="an absolute base_path",
+                    received=repr(model.base_path),
+                    fix="Write the full path of the folder holding the version folders.",
+                )
+            )
+        _check_platform(model)
+
+
+def validate_server_config(config: ModelServerConfig, *, reload: bool) -> None:
+    """Raises InvalidArgument for a config ServerCore (or HandleReloadConfigRequest) refuses.
+
+    At start an empty config (no `model_config_list`) serves no models, as
+    ServerCore; a reload needs a `model_config_list`.
+    """
+    kind = config.WhichOneof("config")
+    if kind == "model_config_list" or (kind is None and not reload):
+        _validate_models(config)
+        return
+    raise InvalidArgument(
+        message(
+            "ServerModelConfig type not supported by HandleReloadConfigRequest. "
+            "Only ModelConfigList is currently supported"
+            if reload
+            else "Missing custom_model_config_loader in ServerCore Options",
+            expected="a ModelServerConfig with model_config_list",
+            received=f"{kind or 'an empty config'}",
+            fix="Put the models under model_config_list (custom model configs are not implemented).",
+        )
+    )
 
 
 def find_model(config: ModelServerConfig, name: str) -> ModelConfig:

@@ -71,7 +71,10 @@ class ServerOptions:
             often when the server was started from a file; 0 never.
         max_request_bytes: Largest accepted request body (REST) or message (gRPC).
         enable_model_warmup: Replay assets.extra/tf_serving_warmup_requests on load.
-        allow_version_labels_for_unavailable_models: As the flag of that name.
+        allow_version_labels_for_unavailable_models: As the flag of that name: new
+            labels may point at versions not loaded yet (moved labels may not).
+        force_allow_any_version_labels_for_unavailable_models: As the flag of that
+            name: moved labels too.
         max_num_load_retries: Load retries of a failing version.
         inference_threads: Threads running unbatched requests.
         request_memory_budget_bytes: Largest decoded size of one request's
@@ -97,6 +100,7 @@ class ServerOptions:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     enable_model_warmup: bool = True
     allow_version_labels_for_unavailable_models: bool = False
+    force_allow_any_version_labels_for_unavailable_models: bool = False
     max_num_load_retries: int = 5
     inference_threads: int = dataclasses.field(default_factory=lambda: max(4, 2 * (os.cpu_count() or 1)))
     request_memory_budget_bytes: int = limit_defaults.DEFAULT_MEMORY_BUDGET_BYTES
@@ -163,6 +167,7 @@ class EmbeddedServer:
             on_change=self.metrics.set_available,
             max_load_retries=self.options.max_num_load_retries,
             allow_labels_for_unavailable=self.options.allow_version_labels_for_unavailable_models,
+            force_allow_any_labels_for_unavailable=self.options.force_allow_any_version_labels_for_unavailable_models,
             config_path=self.config_path,
             config_poll_seconds=self.options.model_config_file_poll_wait_seconds,
         )

@@ -8,11 +8,21 @@ the outputs are split back, like TensorFlow Serving's batching session:
   has waited `batch_timeout_micros` and one of `num_batch_threads` is free;
 * at most `max_enqueued_batches` batches wait per queue; further requests are
   rejected with UNAVAILABLE (HTTP 503) instead of queueing without bound;
-* with `allowed_batch_sizes`, a batch is padded up to the next allowed size.
+* with `allowed_batch_sizes`, a batch is padded up to the next allowed size
+  with copies of the first row of its last request;
+* with `pad_variable_length_inputs`, requests whose inputs differ past the
+  batch dimension (same rank and dtype) are merged too: each input is padded
+  at the end of dimensions 1+ to the batch's largest size, with the first
+  value of that request's own tensor, and every caller gets the padded rows
+  back (TensorFlow Serving's `batching_util.cc`). Without it, such requests
+  go to different queues instead of failing together.
 
-Requests that cannot be merged (inputs with different first dimensions,
-scalars, or more rows than `max_batch_size`) run alone on the same threads;
-TensorFlow Serving rejects the last kind unless large-batch splitting is on.
+Requests that cannot be merged run alone on the same threads, where
+TensorFlow Serving refuses them: inputs with different first dimensions
+("Batching Run() input tensors must have equal 0th-dimension size"),
+scalars ("... must have at least one dimension"), and more rows than
+`max_batch_size` ("Task size N is larger than maximum input batch size M",
+unless its `enable_large_batch_splitting` splits them).
 
 The scheduler lives on the server's event loop: queues are touched only from
 that loop. Model calls run on the batch threads, except batches of Predict
@@ -40,7 +50,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from serving.errors import Internal, Unavailable, message
+from serving.config import ConfigError
+from serving.errors import Internal, InvalidArgument, Unavailable, message
 from serving.protos import session_bundle_config_pb2
 from serving.server.call_times import CallTimes
 from serving.server.servable import Servable, Signature
@@ -58,6 +69,8 @@ INLINE_RUN_SECONDS = 0.005
 _MIN_QUIET_YIELDS = 8
 _MAX_QUIET_YIELDS = 64
 _MAX_ARRIVAL_YIELDS = 512
+# TensorFlow Serving pads tensors of rank 1 to 6 only (batching_util.cc).
+_MAX_PADDED_RANK = 6
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,29 +82,137 @@ class BatchingOptions:
     num_batch_threads: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 1)
     max_enqueued_batches: int = 10
     allowed_batch_sizes: tuple[int, ...] = ()
+    pad_variable_length_inputs: bool = False
+    # Set when `enable_large_batch_splitting` is on: the largest batch that runs; `max_batch_size`
+    # then bounds one request (TensorFlow Serving splits larger requests into batches of this
+    # size; here a request larger than it runs alone: the same answers).
+    max_execution_batch_size: int | None = None
+
+    @property
+    def batch_rows(self) -> int:
+        """The most rows one batch gathers."""
+        return self.max_execution_batch_size or self.max_batch_size
+
+    def __post_init__(self) -> None:
+        refused = next(_option_problems(self), None)
+        if refused is not None:
+            problem, expected, fix = refused
+            raise ConfigError(message(problem, expected=expected, received=_received(self), fix=fix))
 
     @classmethod
     def from_proto(cls, params: session_bundle_config_pb2.BatchingParameters) -> BatchingOptions:
+        """The options of a `--batching_parameters_file`, checked as TensorFlow Serving checks them.
+
+        Raises:
+            ConfigError: A value TensorFlow Serving refuses (its words first).
+        """
         defaults = cls()
 
         def pick(field: str) -> int:
             return getattr(params, field).value if params.HasField(field) else getattr(defaults, field)
 
+        splitting = params.HasField("enable_large_batch_splitting") and params.enable_large_batch_splitting.value
         return cls(
             max_batch_size=pick("max_batch_size"),
             batch_timeout_micros=pick("batch_timeout_micros"),
             num_batch_threads=pick("num_batch_threads"),
             max_enqueued_batches=pick("max_enqueued_batches"),
             allowed_batch_sizes=tuple(params.allowed_batch_sizes),
+            pad_variable_length_inputs=params.pad_variable_length_inputs,
+            # As bundle_factory_util.h: max_execution_batch_size, else max_batch_size.
+            max_execution_batch_size=(
+                (params.max_execution_batch_size.value if params.HasField("max_execution_batch_size") else None)
+                or pick("max_batch_size")
+                if splitting
+                else None
+            ),
         )
 
 
-@dataclasses.dataclass
+def _received(options: BatchingOptions) -> str:
+    return (
+        f"max_batch_size={options.max_batch_size}, batch_timeout_micros={options.batch_timeout_micros}, "
+        f"num_batch_threads={options.num_batch_threads}, max_enqueued_batches={options.max_enqueued_batches}, "
+        f"allowed_batch_sizes={list(options.allowed_batch_sizes)}"
+        + (
+            f", max_execution_batch_size={options.max_execution_batch_size}"
+            if options.max_execution_batch_size is not None
+            else ""
+        )
+    )
+
+
+def _option_problems(options: BatchingOptions):
+    """Yields (problem, expected, fix) for each value TensorFlow Serving refuses,
+    in its words (shared_batch_scheduler.h, bundle_factory_util.cc, batching_session.cc)."""
+    if options.num_batch_threads < 1:
+        yield (
+            f"num_batch_threads must be positive; was {options.num_batch_threads}",
+            "num_batch_threads >= 1",
+            "Set num_batch_threads to the number of batches to run at once (e.g. the CPU count).",
+        )
+    if options.max_batch_size < 1:
+        yield (
+            f"input_batch_size_limit must be positive; was {options.max_batch_size}",
+            "max_batch_size >= 1",
+            "Set max_batch_size to the largest batch the model should run.",
+        )
+    if options.batch_timeout_micros < 0:
+        yield (
+            f"batch_timeout_micros must be non-negative; was {options.batch_timeout_micros}",
+            "batch_timeout_micros >= 0",
+            "Use 0 to run batches as soon as a thread is free.",
+        )
+    if options.max_enqueued_batches < 1:
+        yield (
+            f"max_enqueued_batches must be positive; was {options.max_enqueued_batches}",
+            "max_enqueued_batches >= 1",
+            "Set max_enqueued_batches to how many batches may wait (TensorFlow Serving's default is 10).",
+        )
+    allowed = options.allowed_batch_sizes
+    execution = options.max_execution_batch_size
+    if execution is not None and execution < 1:
+        yield (
+            f"max_execution_batch_size must be positive; was {execution}",
+            "max_execution_batch_size >= 1",
+            "Set max_execution_batch_size to the largest batch the model should run.",
+        )
+    if execution is not None and allowed and allowed[-1] > options.max_batch_size:
+        yield (
+            "Last entry in allowed_batch_sizes must be less than or equal to max_batch_size; "
+            f"last entry was {allowed[-1]}; expected {options.max_batch_size}",
+            f"sizes up to max_batch_size={options.max_batch_size}",
+            f"End allowed_batch_sizes with max_execution_batch_size={execution}.",
+        )
+    elif execution is not None and allowed and allowed[-1] != execution:
+        yield (
+            "Last entry in allowed_batch_sizes must be equal to max_execution_batch_size; "
+            f"last entry was {allowed[-1]}; expected {execution}",
+            f"increasing sizes ending with max_execution_batch_size={execution}",
+            f"End allowed_batch_sizes with {execution}.",
+        )
+    if execution is None and allowed and allowed[-1] != options.max_batch_size:
+        yield (
+            "Last entry in allowed_batch_sizes must match max_batch_size; "
+            f"last entry was {allowed[-1]}; expected {options.max_batch_size}",
+            f"increasing sizes ending with max_batch_size={options.max_batch_size}",
+            f"Use e.g. [{max(1, options.max_batch_size // 2)}, {options.max_batch_size}].",
+        )
+    if any(later <= earlier for earlier, later in zip(allowed, allowed[1:])) or (allowed and allowed[0] < 1):
+        yield (
+            "allowed_batch_sizes entries must be monotonically increasing",
+            "positive sizes, each larger than the one before",
+            "Sort allowed_batch_sizes and drop duplicates.",
+        )
+
+
+@dataclasses.dataclass(slots=True)  # slots: one is built per request
 class _Task:
     inputs: Mapping[str, np.ndarray]
     size: int
     future: asyncio.Future
     may_run_on_loop: bool = False
+    enqueued: float = 0.0  # time.monotonic() when it joined its batch
 
 
 @dataclasses.dataclass
@@ -108,8 +229,8 @@ class _Queue:
     batches: collections.deque[_Batch] = dataclasses.field(default_factory=collections.deque)
 
 
-# (servable, signature, rows, seconds the batch waited before it ran)
-BatchObserver = Callable[[Servable, Signature, int, float], None]
+# (servable, signature, rows, seconds each request of the batch waited before it ran)
+BatchObserver = Callable[[Servable, Signature, int, list[float]], None]
 
 
 class BatchScheduler:
@@ -124,12 +245,14 @@ class BatchScheduler:
         self.options = options
         self._inline_run_seconds = inline_run_seconds
         self._call_times = CallTimes()  # each signature's last batch; unmeasured: on a thread
-        self._observe = observe_batch or (lambda servable, signature, size, queued: None)
+        self._observe = observe_batch or (lambda servable, signature, size, waits: None)
         self._executor = ThreadPoolExecutor(options.num_batch_threads, thread_name_prefix="batch")
         self._queues: dict[tuple, _Queue] = {}
         self._wakeup: asyncio.Event | None = None
         self._workers: list[asyncio.Task] = []
         self._timeout = options.batch_timeout_micros / 1e6
+        self._pad = options.pad_variable_length_inputs
+        self._max_batch_size = options.batch_rows  # read on every request
         self._last_rows = 0  # rows of the last batch that ran
 
     def start(self) -> None:
@@ -179,22 +302,30 @@ class BatchScheduler:
         Raises:
             Unavailable: The queue holds max_enqueued_batches batches.
         """
+        # Requests merge when their inputs agree past the batch dimension; with
+        # padding, when they agree in rank (`_execute` pads the rest).
+        pad = self._pad
         if len(inputs) == 1:  # the common case, without the general case's set and sort
             ((alias, value),) = inputs.items()
             size = value.shape[0] if value.ndim else -1
-            shapes = ((alias, value.shape[1:], value.dtype.str),)
+            shapes = ((alias, value.ndim if pad else value.shape[1:], value.dtype.str),)
         else:
             sizes = {value.shape[0] if value.ndim else -1 for value in inputs.values()}
             size = sizes.pop() if len(sizes) == 1 else -1
-            shapes = tuple((alias, value.shape[1:], value.dtype.str) for alias, value in sorted(inputs.items()))
-        if size < 1 or size > self.options.max_batch_size:
+            shapes = tuple(
+                (alias, value.ndim if pad else value.shape[1:], value.dtype.str)
+                for alias, value in sorted(inputs.items())
+            )
+        max_batch_size = self._max_batch_size
+        if size < 1 or size > max_batch_size:
             return asyncio.get_running_loop().run_in_executor(self._executor, signature.run, inputs)
         key = (id(servable), signature.name, shapes)
         queue = self._queues.get(key)
         if queue is None or queue.servable is not servable:
             queue = self._queues[key] = _Queue(servable, signature)
         batches = queue.batches
-        if not batches or batches[-1].size + size > self.options.max_batch_size:
+        now = time.monotonic()
+        if not batches or batches[-1].size + size > max_batch_size:
             if len(batches) >= self.options.max_enqueued_batches:
                 raise Unavailable(
                     message(
@@ -204,8 +335,8 @@ class BatchScheduler:
                         fix="Retry with backoff, add replicas, or raise max_enqueued_batches/num_batch_threads.",
                     )
                 )
-            batches.append(_Batch(created=time.monotonic()))
-        task = _Task(inputs, size, asyncio.get_running_loop().create_future(), may_run_on_loop)
+            batches.append(_Batch(created=now))
+        task = _Task(inputs, size, asyncio.get_running_loop().create_future(), may_run_on_loop, now)
         batch = batches[-1]
         batch.tasks.append(task)
         batch.size += size
@@ -222,7 +353,7 @@ class BatchScheduler:
                 del self._queues[key]
                 continue
             head = queue.batches[0]
-            full = head.size >= self.options.max_batch_size or len(queue.batches) > 1
+            full = head.size >= self._max_batch_size or len(queue.batches) > 1
             deadline = head.created + self._timeout
             if full or deadline <= now:
                 if best is None or head.created < best[1].created:
@@ -259,8 +390,8 @@ class BatchScheduler:
         tasks = [t for t in batch.tasks if not t.future.cancelled()]
         if not tasks:
             return
-        queued = time.monotonic() - batch.created
-        rows = sum(t.size for t in tasks)
+        dequeued = time.monotonic()
+        rows = batch.size if len(tasks) == len(batch.tasks) else sum(t.size for t in tasks)
         try:
             if self._runs_inline(queue.signature, tasks, rows):
                 results = self._timed_execute(queue.signature, tasks, rows)
@@ -275,7 +406,8 @@ class BatchScheduler:
             return
         self._wakeup.set()
         self._last_rows = rows
-        self._observe(queue.servable, queue.signature, self._last_rows, queued)
+        # Each request's wait, as TensorFlow Serving's queuing_latency records it (per task).
+        self._observe(queue.servable, queue.signature, rows, [dequeued - task.enqueued for task in tasks])
         for task, result in zip(tasks, results):
             if not task.future.done():
                 task.future.set_result(result)
@@ -284,7 +416,7 @@ class BatchScheduler:
         """Whether a batch that is not full yet would run on the loop."""
         return any(
             queue.batches
-            and queue.batches[0].size < self.options.max_batch_size
+            and queue.batches[0].size < self._max_batch_size
             and self._runs_inline(queue.signature, queue.batches[0].tasks, queue.batches[0].size)
             for queue in self._queues.values()
         )
@@ -315,7 +447,7 @@ class BatchScheduler:
         for _ in range(_MAX_ARRIVAL_YIELDS):
             await asyncio.sleep(0)
             now = self._waiting_rows()
-            if now >= self.options.max_batch_size:
+            if now >= self._max_batch_size:
                 return
             quiet = quiet + 1 if now == rows else 0
             if quiet >= (_MIN_QUIET_YIELDS if now >= previous else _MAX_QUIET_YIELDS):
@@ -341,8 +473,10 @@ class BatchScheduler:
         merged = {}
         for alias in tasks[0].inputs:
             parts = [t.inputs[alias] for t in tasks]
-            if padded > total:
-                parts.append(np.repeat(parts[0][:1], padded - total, axis=0))
+            if self._pad and len(parts) > 1:
+                parts = _pad_to_largest(alias, parts)
+            if padded > total:  # as TensorFlow Serving: copies of the last request's first row
+                parts.append(np.repeat(parts[-1][:1], padded - total, axis=0))
             merged[alias] = parts[0] if len(parts) == 1 else np.concatenate(parts)
         outputs = signature.run(merged)
         for alias, value in outputs.items():
@@ -360,3 +494,42 @@ class BatchScheduler:
             results.append({alias: value[offset : offset + task.size] for alias, value in outputs.items()})
             offset += task.size
         return results
+
+
+def _pad_to_largest(alias: str, parts: list[np.ndarray]) -> list[np.ndarray]:
+    """Pads each request's tensor at the end of dimensions 1+ to the largest
+    size in the batch, with that tensor's own first value (TensorFlow
+    Serving's `pad_variable_length_inputs`, batching_util.cc).
+
+    Raises:
+        InvalidArgument: A tensor to pad is empty, or its rank is over 6
+            (TensorFlow Serving's words first).
+    """
+    largest = np.max([part.shape for part in parts], axis=0)
+    padded = []
+    for part in parts:
+        missing = largest[1:] - part.shape[1:]
+        if not missing.any():
+            padded.append(part)
+            continue
+        if part.ndim > _MAX_PADDED_RANK:
+            raise InvalidArgument(
+                message(
+                    "Only tensors with rank from 1 to 6 can be padded.",
+                    expected=f"input {alias!r} of rank 1 to {_MAX_PADDED_RANK} to pad it to the batch's shape",
+                    received=f"rank {part.ndim}, shape {list(part.shape)}",
+                    fix="Send inputs of equal shapes, or serve this model without pad_variable_length_inputs.",
+                )
+            )
+        if part.size == 0:
+            raise InvalidArgument(
+                message(
+                    "Got empty tensor in batch of non-empty tensors.",
+                    expected=f"input {alias!r} with values to pad it with (its first value)",
+                    received=f"shape {list(part.shape)}",
+                    fix="Send at least one value, or inputs of the batch's shape.",
+                )
+            )
+        widths = [(0, 0), *((0, int(n)) for n in missing)]
+        padded.append(np.pad(part, widths, constant_values=part.flat[0]))
+    return padded

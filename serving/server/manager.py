@@ -8,15 +8,19 @@ The manager plays the part of TensorFlow Serving's ServerCore:
   there, so `.tmp-*` or half-copied exports are ignored, or `export.meta`,
   the SessionBundle format, which then fails to load visibly), picks the
   versions the policy wants (latest N, specific, all), loads new ones and
-  unloads the others;
-* availability is preserved: a new version is loaded (and warmed up) fully
-  before it is published, and old versions are unloaded only once an aspired
-  version is AVAILABLE. Requests that already hold an old version finish on
-  it; it is reported UNLOADING until they have;
+  unloads the others (newest first); a base path that is missing changes
+  nothing (the loaded versions keep serving, an error is logged);
+* availability is preserved (TensorFlow Serving's AvailabilityPreservingPolicy):
+  a new version is loaded (and warmed up) fully before it is published, and
+  old versions are unloaded only once an aspired version is AVAILABLE (until
+  then the newest old one keeps serving). Requests that already hold an old
+  version finish on it; it is reported UNLOADING until they have;
 * version labels (`stable`, `canary`) come from the config and may only point
   at AVAILABLE versions unless `allow_labels_for_unavailable` is set, as with
-  `--allow_version_labels_for_unavailable_models`;
-* `reload` swaps in a new `ModelServerConfig` (HandleReloadConfigRequest).
+  `--allow_version_labels_for_unavailable_models` (which still refuses to
+  move an existing label to an unavailable version);
+* `reload` swaps in a new `ModelServerConfig` (HandleReloadConfigRequest); a
+  removed model's versions are unloaded and stay END in GetModelStatus.
 """
 
 from __future__ import annotations
@@ -27,12 +31,13 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import grpc
 from tensorflow_serving.apis import get_model_status_pb2
 
-from serving.config import ConfigError, policy_kind, read_text_proto
+from serving.config import ConfigError, policy_kind, read_text_proto, validate_server_config
 from serving.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -44,11 +49,17 @@ from serving.errors import (
 from serving.protos import model_server_config_pb2
 from serving.server.servable import Servable
 
-__all__ = ["ModelManager", "State", "VersionStatus", "versions_on_disk"]
+__all__ = ["ModelManager", "ModelsUnavailable", "State", "VersionStatus", "versions_on_disk"]
 
 log = logging.getLogger(__name__)
 State = get_model_status_pb2.ModelVersionStatus.State
 ModelServerConfig = model_server_config_pb2.ModelServerConfig
+
+
+class ModelsUnavailable(ServingError):
+    """New models of a reload did not become AVAILABLE (TensorFlow Serving: UNKNOWN)."""
+
+    code = grpc.StatusCode.UNKNOWN
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +81,7 @@ class _Model:
         self.servables: dict[int, Servable] = {}
         self.statuses: dict[int, VersionStatus] = {}
         self.failures: dict[int, int] = {}
+        self.last_warning = ""  # what the poller last logged about this model, to log each finding once
 
 
 # A version directory counts once one of these is in it. `export.meta` is a
@@ -78,12 +90,18 @@ class _Model:
 _MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt", "export.meta")
 
 
+# TensorFlow Serving parses version names with SimpleAtoi into an int64; a
+# larger number is not a version (and could not be reported in GetModelStatus).
+_MAX_VERSION = 2**63 - 1
+
+
 def versions_on_disk(base_path: str) -> dict[int, Path]:
     """Version number to its directory, as TensorFlow Serving parses them.
 
-    Names are parsed as integers (`00000123` is version 123). Of two
-    directories with the same number (`123` and `0123`), the one with the
-    longer name is used and the other is logged and ignored.
+    Names are parsed as integers (`00000123` is version 123); numbers beyond
+    int64 are not versions. Of two directories with the same number (`123`
+    and `0123`), the one with the longer name is used and the other is logged
+    and ignored.
     """
     try:
         entries = sorted(os.scandir(base_path), key=lambda e: (len(e.name), e.name))
@@ -94,6 +112,7 @@ def versions_on_disk(base_path: str) -> dict[int, Path]:
         if not (
             entry.name.isascii()
             and entry.name.isdigit()
+            and int(entry.name) <= _MAX_VERSION
             and entry.is_dir()
             and any((Path(entry.path) / f).is_file() for f in _MODEL_FILES)
         ):
@@ -121,36 +140,16 @@ def _aspired(config: model_server_config_pb2.ModelConfig, on_disk: list[int]) ->
     return on_disk[-count:]
 
 
-def _validate_config(config: ModelServerConfig) -> None:
-    if config.WhichOneof("config") != "model_config_list":
-        raise InvalidArgument(
-            message(
-                "ServerCore only supports model_config_list",
-                expected="a ModelServerConfig with model_config_list",
-                received=f"{config.WhichOneof('config')}",
-                fix="Put the models under model_config_list.",
-            )
-        )
-    names = [m.name for m in config.model_config_list.config]
-    for model in config.model_config_list.config:
-        if names.count(model.name) > 1 or not model.name:
-            raise InvalidArgument(
-                message(
-                    "Illegal to list model " + model.name + " multiple times in config list",
-                    expected="unique, non-empty model names",
-                    received=f"{names}",
-                    fix="Give each model its own name.",
-                )
-            )
-        if model.model_platform not in ("", "tensorflow"):
-            raise InvalidArgument(
-                message(
-                    f"Model {model.name!r} has an unsupported model_platform",
-                    expected='model_platform: "tensorflow"',
-                    received=repr(model.model_platform),
-                    fix='Set model_platform: "tensorflow".',
-                )
-            )
+def _stale_versions(loaded: set[int], aspired: set[int]) -> list[int]:
+    """AvailabilityPreservingPolicy: loaded versions to unload, never the last one serving.
+
+    While no aspired version is AVAILABLE (still loading, or failed), the
+    newest of the others keeps serving; with nothing aspired, all go.
+    """
+    stale = sorted(loaded - aspired)
+    if aspired and not loaded & aspired:
+        stale = stale[:-1]
+    return stale
 
 
 class ModelManager:
@@ -164,7 +163,12 @@ class ModelManager:
             (warmup replay); an exception fails the load.
         on_change: Called with (model, version, available) on publish/unload.
         max_load_retries: Load attempts per version after the first failure.
-        allow_labels_for_unavailable: Allow labels on versions not yet loaded.
+        allow_labels_for_unavailable: Allow new labels on versions not yet
+            loaded (`--allow_version_labels_for_unavailable_models`); moving an
+            existing label to an unavailable version is still refused, as
+            TensorFlow Serving refuses it.
+        force_allow_any_labels_for_unavailable: Allow any label on any version
+            (`--force_allow_any_version_labels_for_unavailable_models`).
         config_path: If set with `config_poll_seconds` > 0, the file is re-read
             when it changes (TensorFlow Serving's `--model_config_file_poll_wait_seconds`).
         config_poll_seconds: See `config_path`.
@@ -180,19 +184,24 @@ class ModelManager:
         on_change: Callable[[str, int, bool], None] | None = None,
         max_load_retries: int = 5,
         allow_labels_for_unavailable: bool = False,
+        force_allow_any_labels_for_unavailable: bool = False,
         config_path: Path | None = None,
         config_poll_seconds: float = 0.0,
         unload_timeout: float = 30.0,
     ) -> None:
-        _validate_config(config)
+        validate_server_config(config, reload=False)
         self._config = ModelServerConfig()
         self._config.CopyFrom(config)
         self._models = {m.name: _Model(m) for m in config.model_config_list.config}
+        # Models a reload removed: their END states stay visible in GetModelStatus,
+        # as in TensorFlow Serving's ServableStateMonitor.
+        self._retired: dict[str, _Model] = {}
         self._poll_seconds = poll_seconds
         self._prepare = prepare or (lambda servable: None)
         self._on_change = on_change or (lambda model, version, available: None)
         self._max_load_retries = max_load_retries
         self._allow_unavailable_labels = allow_labels_for_unavailable
+        self._force_any_labels = force_allow_any_labels_for_unavailable
         self._config_path = config_path
         self._config_poll_seconds = config_poll_seconds
         self._config_mtime = config_path.stat().st_mtime_ns if config_path and config_path.exists() else None
@@ -210,7 +219,7 @@ class ModelManager:
         self.poll_once()
         with self._lock:
             for model in self._models.values():
-                self._check_labels(model.config, model, keep_existing=False)
+                self._check_labels(model.config, model, previous_labels={})
         self._thread = threading.Thread(target=self._run, name="model-poller", daemon=True)
         self._thread.start()
 
@@ -245,10 +254,15 @@ class ModelManager:
             if mtime == self._config_mtime:
                 return
             self._config_mtime = mtime
-            self.reload(read_text_proto(self._config_path, ModelServerConfig))
+            config = read_text_proto(self._config_path, ModelServerConfig)
+        except (OSError, ConfigError) as err:
+            log.error("Failed to read ModelServerConfig file: %s", err)
+            return
+        try:
+            self.reload(config)
             log.info("Reloaded model config from %s", self._config_path)
-        except (OSError, ConfigError, ServingError) as err:
-            log.error("Ignoring model config file %s: %s", self._config_path, err)
+        except ServingError as err:  # TensorFlow Serving's words, then ours
+            log.error("PollFilesystemAndReloadConfig failed to ReloadConfig: %s (file %s)", err, self._config_path)
 
     # -- config --------------------------------------------------------------
     @property
@@ -259,55 +273,122 @@ class ModelManager:
             return copy
 
     def _check_labels(
-        self, config: model_server_config_pb2.ModelConfig, current: _Model | None, keep_existing: bool = True
+        self,
+        config: model_server_config_pb2.ModelConfig,
+        current: _Model | None,
+        previous_labels: Mapping[str, int],
     ) -> None:
-        if self._allow_unavailable_labels:
+        """ServerCore::UpdateModelVersionLabelMap: labels point at AVAILABLE versions.
+
+        With `allow_labels_for_unavailable`, a new label (or one left where it
+        was) may point anywhere; moving an existing label to another version
+        still needs that version AVAILABLE.
+        """
+        if self._force_any_labels:
             return
         for label, version in config.version_labels.items():
-            unchanged = keep_existing and current is not None and current.config.version_labels.get(label) == version
-            available = current is not None and version in current.servables
-            if not (available or unchanged):
-                raise FailedPrecondition(
-                    message(
-                        f"Request to assign label to version {version} of model {config.name}, "
-                        "which is not currently available for inference",
-                        expected=f"label {label!r} on an AVAILABLE version "
-                        f"({sorted(current.servables) if current else []})",
-                        received=f"{label}={version}",
-                        fix="Load the version first (add it to the version policy and wait until it is AVAILABLE), "
-                        "then move the label; or start the server with allow_version_labels_for_unavailable_models.",
-                    )
+            available = sorted(current.servables) if current is not None else []
+            if version in available:
+                continue
+            moved = previous_labels.get(label, version) != version
+            if self._allow_unavailable_labels and not moved:
+                continue
+            raise FailedPrecondition(
+                message(
+                    f"Request to assign label to version {version} of model {config.name}, "
+                    "which is not currently available for inference",
+                    expected=f"label {label!r} on an AVAILABLE version ({available})",
+                    received=f"{label}={version}"
+                    + (f" (moved from version {previous_labels[label]})" if moved else ""),
+                    fix="Load the version first (add it to the version policy and wait until it is AVAILABLE), "
+                    "then move the label"
+                    + (
+                        "; allow_version_labels_for_unavailable_models covers new labels only, not moved ones."
+                        if self._allow_unavailable_labels
+                        else "; or start the server with allow_version_labels_for_unavailable_models."
+                    ),
                 )
+            )
 
     def reload(self, config: ModelServerConfig) -> None:
         """Applies a new config: models added/removed, policies and labels changed.
 
-        New versions are loaded by the poller right after this returns.
+        As ServerCore::ReloadConfig: a model keeps its loaded versions when only
+        its policy, labels or base path change (new versions load before old
+        ones unload); a removed model's versions are unloaded and reported END.
+        As ServerCore, it returns once the models new to the config are loaded
+        (a model with no version on disk yet is not waited for; TensorFlow
+        Serving waits for it); other changes are applied by the poller right
+        after this returns.
 
         Raises:
-            InvalidArgument: The config is malformed.
+            InvalidArgument: The config is malformed, or not a model_config_list.
             FailedPrecondition: A label points at a version that is not AVAILABLE.
+            ModelsUnavailable: A new model's versions failed to load (the config
+                is applied all the same, as in TensorFlow Serving).
         """
-        _validate_config(config)
+        validate_server_config(config, reload=True)
         with self._lock:
             for model_config in config.model_config_list.config:
-                self._check_labels(model_config, self._models.get(model_config.name))
+                current = self._models.get(model_config.name)
+                previous = dict(current.config.version_labels) if current is not None else {}
+                self._check_labels(model_config, current, previous)
             models = {}
             for model_config in config.model_config_list.config:
-                model = self._models.get(model_config.name) or _Model(model_config)
+                model = self._models.get(model_config.name) or self._readded(model_config)
                 if model.config.base_path != model_config.base_path:
-                    model = _Model(model_config)  # a new source: start from scratch
+                    model.last_warning = ""
                 model.config = model_config
                 model.failures.clear()
                 models[model_config.name] = model
-            removed = [m for name, m in self._models.items() if models.get(name) is not m]
+            removed = [m for name, m in self._models.items() if name not in models]
+            added = [m for name, m in models.items() if name not in self._models]
             self._models = models
+            self._retired.update((m.config.name, m) for m in removed)
             self._config = ModelServerConfig()
             self._config.CopyFrom(config)
         for model in removed:
-            for version in list(model.servables):
+            for version in sorted(model.servables):
                 self._unload(model, version)
+        self._load_new_models(added)
         self._wake.set()
+
+    def _load_new_models(self, added: list[_Model]) -> None:
+        """ServerCore::WaitUntilModelsAvailable: loads the new models now; UNKNOWN if one fails."""
+        with self._lock:
+            earlier = [dict(model.statuses) for model in added]  # a re-added model's END states from before
+        with self._poll_lock:
+            for model in added:
+                self._sync_model(model)
+        with self._lock:
+            failed = [
+                (model.config.name, status)
+                for model, before in zip(added, earlier, strict=True)
+                if not model.servables
+                for status in model.statuses.values()
+                if status.state == State.END and status.error is not None and before.get(status.version) is not status
+            ]
+        if failed:
+            details = ", ".join(
+                f"{{name: {name} version: {s.version} due to error: {s.error.text}}}" for name, s in failed
+            )
+            raise ModelsUnavailable(
+                message(
+                    f"{len({name for name, _ in failed})} model(s) did not become available: {{{details}}}",
+                    expected="every model new to the config AVAILABLE",
+                    received=f"failed loads of {sorted({name for name, _ in failed})}",
+                    fix="Fix or replace those version directories; the config is applied, the poller retries "
+                    "max_num_load_retries times.",
+                )
+            )
+
+    def _readded(self, config: model_server_config_pb2.ModelConfig) -> _Model:
+        """A model new to the config; one removed earlier keeps its old versions' END states."""
+        model = _Model(config)
+        retired = self._retired.pop(config.name, None)
+        if retired is not None:
+            model.statuses.update(retired.statuses)
+        return model
 
     # -- polling -------------------------------------------------------------
     def poll_once(self) -> None:
@@ -323,25 +404,78 @@ class ModelManager:
             model.statuses[status.version] = status
             self._changed.notify_all()
 
+    def _note(self, model: _Model, level: int, text: str, *args) -> None:
+        """Logs a finding of the poller once (TensorFlow Serving logs it on every poll)."""
+        rendered = text % args
+        if rendered != model.last_warning:
+            model.last_warning = rendered
+            log.log(level, "%s", rendered)
+
+    def _scan(self, model: _Model, config: model_server_config_pb2.ModelConfig) -> dict[int, Path] | None:
+        """The version folders of `config`, or None when its base path is missing (then nothing changes)."""
+        if not os.path.isdir(config.base_path):
+            # TensorFlow Serving's FileSystemStoragePathSource: an error, and no
+            # aspired-versions update, so the loaded versions keep serving.
+            self._note(
+                model,
+                logging.ERROR,
+                "FileSystemStoragePathSource encountered a filesystem access error: Could not find base path %s "
+                "for servable %s; the versions already loaded keep serving until it is back.",
+                config.base_path,
+                config.name,
+            )
+            return None
+        on_disk = versions_on_disk(config.base_path)
+        specific = policy_kind(config.model_version_policy) == "specific"
+        wanted = config.model_version_policy.specific.versions
+        missing = sorted(set(wanted) - set(on_disk)) if specific else []
+        if specific and not wanted:
+            self._note(model, logging.WARNING, "No specific versions requested for servable %s.", config.name)
+        elif not on_disk:
+            self._note(
+                model,
+                logging.WARNING,
+                "No versions of servable %s found under base path %s. Did you forget to name your leaf directory "
+                "as a number (eg. '/1/')? (A version folder counts once saved_model.pb is in it.)",
+                config.name,
+                config.base_path,
+            )
+        elif missing:
+            self._note(
+                model,
+                logging.WARNING,
+                "%s",
+                " ".join(
+                    f"Version {version} of servable {config.name}, which was requested to be served as a 'specific' "
+                    "version in the servable's version policy, was not found in the file system."
+                    for version in missing
+                ),
+            )
+        else:
+            model.last_warning = ""
+        return on_disk
+
     def _sync_model(self, model: _Model) -> None:
         with self._lock:
             config = model.config
-        on_disk = versions_on_disk(config.base_path)
+        on_disk = self._scan(model, config)
+        if on_disk is None:
+            return
         aspired = _aspired(config, list(on_disk))
-        for version in aspired:
+        for version in sorted(aspired, reverse=True):  # the newest first, as TF Serving
             with self._lock:
                 skip = version in model.servables or model.failures.get(version, 0) > self._max_load_retries
             if not skip:
                 self._load(model, config, on_disk[version], version)
         with self._lock:
             if model is not self._models.get(config.name):
-                return  # removed or replaced by a reload meanwhile
-            aspired_now = set(_aspired(model.config, list(versions_on_disk(model.config.base_path))))
-            stale = [v for v in model.servables if v not in aspired_now]
-            keep_old = bool(aspired_now) and not any(v in model.servables for v in aspired_now)
-        if stale and not keep_old:
-            for version in stale:
-                self._unload(model, version)
+                stale = sorted(model.servables)  # removed by a reload during the load: nothing is aspired
+            elif model.config is not config:
+                return  # changed by a reload meanwhile: the next poll decides
+            else:
+                stale = _stale_versions(set(model.servables), set(aspired))
+        for version in stale:
+            self._unload(model, version)
 
     def _load(self, model: _Model, config: model_server_config_pb2.ModelConfig, path: Path, version: int) -> None:
         self._set_status(model, VersionStatus(version, State.LOADING))
@@ -514,7 +648,8 @@ class ModelManager:
             InvalidArgument: Unknown label.
         """
         with self._lock:
-            model = self._model(name, f"Could not find any versions of model {name}")
+            model = self._retired.get(name) if name not in self._models else None
+            model = model or self._model(name, f"Could not find any versions of model {name}")
             if label is not None:  # TensorFlow Serving ignores the label here and answers every version
                 version = self._label_version(name, label)
             if version is not None:
@@ -550,7 +685,7 @@ class ModelManager:
         deadline = time.monotonic() + timeout
         with self._changed:
             while True:
-                model = self._models.get(name)
+                model = self._models.get(name) or self._retired.get(name)
                 current = model.statuses.get(version) if model else None
                 if current is not None and current.state == state:
                     return current

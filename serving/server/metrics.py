@@ -26,7 +26,8 @@ dashboard serves both servers:
   model status, not counted here);
 * `:tensorflow:serving:batching_session:wrapped_run_count` and
   `:tensorflow:serving:batching_session:queuing_latency{thread_pool_name}`
-  (microseconds) with batching on;
+  (microseconds, one value per request, as TensorFlow Serving records it)
+  with batching on;
 
 plus the process metrics of prometheus_client (`process_resident_memory_bytes`,
 `process_cpu_seconds_total`, ...) and this server's own, named the Prometheus
@@ -41,7 +42,8 @@ Each server owns its registry, so several servers can run in one process.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 
 from prometheus_client import (
     CollectorRegistry,
@@ -96,7 +98,8 @@ REQUESTS_REJECTED = "tfserving_requests_rejected_total"
 GRPC, REST = "GRPC", "REST"
 LOAD_SUCCESS = "success"
 RUNTIME = "TF1"
-BATCH_THREAD_POOL = "shared_batch_scheduler"
+BATCH_THREAD_POOL = ""  # the label TensorFlow Serving's model server writes (batching_session.cc)
+_QUEUING_LABELS = (BATCH_THREAD_POOL,)
 
 
 def _exponential(scale: float, growth: float, count: int) -> tuple[float, ...]:
@@ -131,24 +134,35 @@ class _Exported(Collector):
 
 
 class _PerRequest(Collector):
-    """The metrics recorded on every request: a counter and two histograms,
-    kept as plain numbers and turned into Prometheus families when scraped.
+    """The metrics recorded on every request or batch (counters and
+    histograms), kept as plain numbers and turned into Prometheus families
+    when scraped.
 
     prometheus_client's `Counter.inc` and `Histogram.observe` take a lock per
     value and scan the buckets in Python: 7 us per request for the three of
     them (measured on this project's 2-CPU machine), 3.3% of the REST
     server's GIL time under load; here each is a dict lookup, a bisect and
     two additions. Only the server's event loop records them (the REST and
-    gRPC handlers and `Runtime`'s calls run there); a scrape reads them on
-    that loop too. The families come out as prometheus_client's own
-    `Counter` and `Histogram` write them (same names, help, label order,
-    `le` values, cumulative buckets, `_count` and `_sum`), minus `_created`,
-    which `_Exported` drops anyway.
+    gRPC handlers, `Runtime`'s calls and the batch workers run there); a
+    scrape reads them on that loop too. The families come out as
+    prometheus_client's own `Counter` and `Histogram` write them (same
+    names, help, label order, `le` values, cumulative buckets, `_count` and
+    `_sum`), minus `_created`, which `_Exported` drops anyway.
     """
 
-    def __init__(self, name: str, documentation: str, labelnames: tuple[str, ...], buckets=None) -> None:
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: tuple[str, ...] = (),
+        buckets=None,
+        tensorflow_edges: bool = False,
+    ) -> None:
         self.name, self.documentation, self.labelnames = name, documentation, labelnames
-        # Upper bounds; the last bucket is +Inf. `le` is "value <= bound": bisect_left finds it.
+        # Upper bounds; the last bucket is +Inf. Prometheus's `le` is "value <= bound" (bisect_left);
+        # TensorFlow's histograms, which TensorFlow Serving exports, put a value equal to a bound in
+        # the next bucket (`std::upper_bound`, "value < bound": bisect_right).
+        self._bucket = bisect_right if tensorflow_edges else bisect_left
         self._bounds = tuple(buckets) if buckets is not None else None
         self._le = None if buckets is None else [*(floatToGoString(b) for b in buckets), "+Inf"]
         self.cells: dict[tuple[str, ...], list] = {}  # label values -> [count] or [bucket counts, sum]
@@ -163,8 +177,20 @@ class _PerRequest(Collector):
         cell = self.cells.get(labels)
         if cell is None:
             cell = self.cells[labels] = [[0] * (len(self._bounds) + 1), 0.0]
-        cell[0][bisect_left(self._bounds, value)] += 1
+        cell[0][self._bucket(self._bounds, value)] += 1
         cell[1] += value
+
+    def observe_many(self, labels: tuple[str, ...], values, scale: float = 1.0) -> None:
+        """Observes each of `values` times `scale`: one lookup for all of them."""
+        cell = self.cells.get(labels)
+        if cell is None:
+            cell = self.cells[labels] = [[0] * (len(self._bounds) + 1), 0.0]
+        counts, bounds, bucket, total = cell[0], self._bounds, self._bucket, 0.0
+        for value in values:
+            value *= scale
+            counts[bucket(bounds, value)] += 1
+            total += value
+        cell[1] += total
 
     def describe(self):
         return [self._family()]
@@ -204,22 +230,50 @@ class ServingMetrics:
             "Distribution of wall time (in microseconds) for Tensorflow Serving request.",
             ("model_name", "API", "entrypoint"),
             buckets=_LATENCY_BUCKETS_US,
+            tensorflow_edges=True,
         )
         self.runtime_latency = _PerRequest(
             RUNTIME_LATENCY,
             "Distribution of wall time (in microseconds) for Tensorflow runtime.",
             ("model_name", "API", "runtime"),
             buckets=_LATENCY_BUCKETS_US,
+            tensorflow_edges=True,
         )
-        for collector in (self.request_count, self.request_latency, self.runtime_latency):
-            source.register(collector)
-        self.example_counts = Histogram(
+        # Recorded per batch and per batched request, on the event loop too.
+        self.wrapped_runs = _PerRequest(
+            BATCHING_WRAPPED_RUN_COUNT, "Total count of run calls on the wrapped session", labelnames=()
+        )
+        self.wrapped_runs.cells[()] = [0]  # an unlabelled counter reads 0 before its first batch
+        self.queuing_latency = _PerRequest(
+            BATCHING_QUEUING_LATENCY,
+            "Distribution of wall time spent (in microseconds) in queuing",
+            ("thread_pool_name",),
+            buckets=_QUEUING_BUCKETS_US,
+            tensorflow_edges=True,
+        )
+        self.example_counts = _PerRequest(
             REQUEST_EXAMPLE_COUNTS,
             "The number of tensorflow.Examples per request.",
-            ["model"],
+            ("model",),
             buckets=_EXAMPLE_BUCKETS,
-            registry=source,
+            tensorflow_edges=True,
         )
+        self.batch_size = _PerRequest(
+            BATCH_SIZE,
+            "Rows per executed batch.",
+            ("model_name", "model_version", "signature_name"),
+            buckets=_BATCH_BUCKETS,
+        )
+        for collector in (
+            self.request_count,
+            self.request_latency,
+            self.runtime_latency,
+            self.wrapped_runs,
+            self.queuing_latency,
+            self.batch_size,
+            self.example_counts,
+        ):
+            source.register(collector)
         self.example_count_total = Counter(
             REQUEST_EXAMPLE_COUNT_TOTAL, "The total number of tensorflow.Examples.", ["model"], registry=source
         )
@@ -242,23 +296,6 @@ class ServingMetrics:
             ["model_path", "status"],
             registry=source,
         )
-        self.wrapped_runs = Counter(
-            BATCHING_WRAPPED_RUN_COUNT, "Total count of run calls on the wrapped session", registry=source
-        )
-        self.queuing_latency = Histogram(
-            BATCHING_QUEUING_LATENCY,
-            "Distribution of wall time spent (in microseconds) in queuing",
-            ["thread_pool_name"],
-            buckets=_QUEUING_BUCKETS_US,
-            registry=source,
-        )
-        self.batch_size = Histogram(
-            BATCH_SIZE,
-            "Rows per executed batch.",
-            ["model_name", "model_version", "signature_name"],
-            buckets=_BATCH_BUCKETS,
-            registry=source,
-        )
         self.available = Gauge(
             MODEL_VERSION_AVAILABLE,
             "1 while the model version is AVAILABLE.",
@@ -271,16 +308,6 @@ class ServingMetrics:
             ["entrypoint", "reason"],
             registry=source,
         )
-        # Labelled children by label values: `labels()` takes a lock and
-        # checks its arguments on every call, on the path of every request.
-        self._children: dict[tuple, object] = {}
-
-    def _child(self, metric, *values: str):
-        key = (metric, values)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = metric.labels(*values)
-        return child
 
     def observe_request(self, *, model: str, api: str, entrypoint: str, status: str, seconds: float) -> None:
         """Counts a request; records its latency when it succeeded (as TensorFlow Serving does).
@@ -300,7 +327,7 @@ class ServingMetrics:
         self.runtime_latency.observe((model, api, RUNTIME), seconds * 1e6)
 
     def observe_examples(self, model: str, count: int) -> None:
-        self.example_counts.labels(model).observe(count)
+        self.example_counts.observe((model,), count)
         self.example_count_total.labels(model).inc(count)
 
     def observe_load(self, model_path: str) -> None:
@@ -310,10 +337,19 @@ class ServingMetrics:
         self.warmup_latency.labels(model_path, status).observe(seconds * 1e6)
         self.warmup_records.labels(model_path, status).inc(records)
 
-    def observe_batch(self, servable, signature, size: int, queued_seconds: float = 0.0) -> None:
-        self._child(self.batch_size, servable.name, str(servable.version), signature.name).observe(size)
-        self.wrapped_runs.inc()
-        self._child(self.queuing_latency, BATCH_THREAD_POOL).observe(queued_seconds * 1e6)
+    def observe_batch(self, servable, signature, size: int, waits: Sequence[float] = ()) -> None:
+        """Records a batch that ran: its rows, one wrapped run, and each request's wait.
+
+        Args:
+            servable: The servable the batch ran on.
+            signature: The signature it ran.
+            size: Rows in the batch (before padding to an allowed batch size).
+            waits: Seconds each request of the batch waited in the queue;
+                TensorFlow Serving's `queuing_latency` has one value per request.
+        """
+        self.batch_size.observe((servable.name, str(servable.version), signature.name), size)
+        self.wrapped_runs.inc(())
+        self.queuing_latency.observe_many(_QUEUING_LABELS, waits, 1e6)
 
     def set_available(self, model: str, version: int, available: bool) -> None:
         self.available.labels(model, str(version)).set(1 if available else 0)

@@ -10,6 +10,8 @@ server started with, so a reload can move versions and labels but not sources).
 * reload not enabled: FAILED_PRECONDITION, as TensorFlow Serving answers for
   a feature its start options leave off ("Model version labels are not
   currently allowed by the server.", server_core.cc);
+* a config TensorFlow Serving refuses (not a model_config_list, a relative
+  base_path, an unknown platform): INVALID_ARGUMENT, as TensorFlow Serving;
 * a base_path outside the roots: PERMISSION_DENIED.
 
 Example:
@@ -22,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from serving.config import validate_server_config
 from serving.errors import FailedPrecondition, PermissionDenied, message
 from serving.protos import model_server_config_pb2
 
@@ -70,6 +73,9 @@ class ReloadPolicy:
 
         Raises:
             FailedPrecondition: Reloading is not enabled.
+            InvalidArgument: The config is one TensorFlow Serving refuses
+                (checked before the roots, so a relative base_path gets
+                TensorFlow Serving's INVALID_ARGUMENT).
             PermissionDenied: A model's base_path is outside the allowed roots.
         """
         if not self.allowed:
@@ -82,6 +88,7 @@ class ReloadPolicy:
                     "or change models.config and let the server poll it.",
                 )
             )
+        validate_server_config(config, reload=True)
         for model in config.model_config_list.config:
             path = _normalized(model.base_path)
             if not any(_under(path, root) for root in self.roots):

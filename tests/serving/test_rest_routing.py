@@ -15,7 +15,9 @@ import socket
 from http import client as http_client
 
 import pytest
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.utils import floatToGoString
 from serving_helpers import MODEL, http
 
 from serving import config as cfg
@@ -113,34 +115,49 @@ def test_an_unknown_expectation_is_417(server):
     assert response.endswith(b"Unknown Expect: something-else")
 
 
+class _TensorFlowHistograms:
+    """Histograms as TensorFlow records them and TF Serving exports them: a value equal to a bucket
+    limit counts in the next bucket (`std::upper_bound`), unlike prometheus_client's `le`."""
+
+    def __init__(self, name: str, documentation: str, labelnames: list[str]) -> None:
+        self.name, self.documentation, self.labelnames = name, documentation, labelnames
+        self.values: dict[tuple[str, ...], list[float]] = {}
+
+    def collect(self):
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for labels, values in self.values.items():
+            buckets = [(floatToGoString(b), sum(1 for v in values if v < b)) for b in metrics._LATENCY_BUCKETS_US]
+            family.add_metric(list(labels), [*buckets, ("+Inf", len(values))], sum(values))
+        return [family]
+
+
 def _reference_page(observations) -> list[str]:
-    """The request metrics as prometheus_client's Counter and Histogram write them, through `_Exported`."""
+    """The request metrics as prometheus_client's Counter and TensorFlow's histograms write them,
+    through `_Exported`."""
     source = CollectorRegistry(auto_describe=True)
     registry = CollectorRegistry()
     registry.register(metrics._Exported(source))
     count = Counter(metrics.REQUEST_COUNT, "The total number of requests.", ["model_name", "status"], registry=source)
-    request = Histogram(
+    request = _TensorFlowHistograms(
         metrics.REQUEST_LATENCY,
         "Distribution of wall time (in microseconds) for Tensorflow Serving request.",
         ["model_name", "API", "entrypoint"],
-        buckets=metrics._LATENCY_BUCKETS_US,
-        registry=source,
     )
-    runtime = Histogram(
+    runtime = _TensorFlowHistograms(
         metrics.RUNTIME_LATENCY,
         "Distribution of wall time (in microseconds) for Tensorflow runtime.",
         ["model_name", "API", "runtime"],
-        buckets=metrics._LATENCY_BUCKETS_US,
-        registry=source,
     )
+    source.register(request)
+    source.register(runtime)
     for kind, labels, seconds in observations:
         if kind == "request":
             model, api, entrypoint, status = labels
             count.labels(model, status).inc()
             if status == "OK":
-                request.labels(model, api, entrypoint).observe(seconds * 1e6)
+                request.values.setdefault((model, api, entrypoint), []).append(seconds * 1e6)
         else:
-            runtime.labels(*labels, metrics.RUNTIME).observe(seconds * 1e6)
+            runtime.values.setdefault((*labels, metrics.RUNTIME), []).append(seconds * 1e6)
     page = generate_latest(registry)
     for kind in (b"HELP", b"TYPE"):  # as ServingMetrics.exposition names TensorFlow Serving's bare counters
         name = metrics.REQUEST_COUNT.encode()

@@ -17,7 +17,7 @@ from google.protobuf import wrappers_pb2 as google_dot_protobuf_dot_wrappers__pb
 
 
 DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(
-    b'\nCtensorflow_serving/servables/tensorflow/session_bundle_config.proto\x12\x12tensorflow.serving\x1a\x1egoogle/protobuf/wrappers.proto"\xf0\x02\n\x12\x42\x61tchingParameters\x12\x33\n\x0emax_batch_size\x18\x01 \x01(\x0b\x32\x1b.google.protobuf.Int64Value\x12\x39\n\x14\x62\x61tch_timeout_micros\x18\x02 \x01(\x0b\x32\x1b.google.protobuf.Int64Value\x12\x39\n\x14max_enqueued_batches\x18\x03 \x01(\x0b\x32\x1b.google.protobuf.Int64Value\x12\x36\n\x11num_batch_threads\x18\x04 \x01(\x0b\x32\x1b.google.protobuf.Int64Value\x12\x36\n\x10thread_pool_name\x18\x05 \x01(\x0b\x32\x1c.google.protobuf.StringValue\x12\x1b\n\x13\x61llowed_batch_sizes\x18\x06 \x03(\x03\x12"\n\x1apad_variable_length_inputs\x18\x07 \x01(\x08\x62\x06proto3'
+    b'\nCtensorflow_serving/servables/tensorflow/session_bundle_config.proto\x12\x12tensorflow.serving\x1a\x1egoogle/protobuf/wrappers.proto"\xf1\x03\n\x12BatchingParameters\x123\n\x0emax_batch_size\x18\x01 \x01(\x0b2\x1b.google.protobuf.Int64Value\x129\n\x14batch_timeout_micros\x18\x02 \x01(\x0b2\x1b.google.protobuf.Int64Value\x129\n\x14max_enqueued_batches\x18\x03 \x01(\x0b2\x1b.google.protobuf.Int64Value\x126\n\x11num_batch_threads\x18\x04 \x01(\x0b2\x1b.google.protobuf.Int64Value\x126\n\x10thread_pool_name\x18\x05 \x01(\x0b2\x1c.google.protobuf.StringValue\x12@\n\x1cenable_large_batch_splitting\x18\x08 \x01(\x0b2\x1a.google.protobuf.BoolValue\x12=\n\x18max_execution_batch_size\x18\t \x01(\x0b2\x1b.google.protobuf.Int64Value\x12\x1b\n\x13allowed_batch_sizes\x18\x06 \x03(\x03\x12"\n\x1apad_variable_length_inputs\x18\x07 \x01(\x08b\x06proto3'
 )
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
@@ -27,5 +27,5 @@ _builder.BuildTopDescriptorsAndMessages(
 if _descriptor._USE_C_DESCRIPTORS == False:
     DESCRIPTOR._options = None
     _BATCHINGPARAMETERS._serialized_start = 124
-    _BATCHINGPARAMETERS._serialized_end = 492
+    _BATCHINGPARAMETERS._serialized_end = 621
 # @@protoc_insertion_point(module_scope)

@@ -184,6 +184,9 @@ def wait_for_state(target: ServingTarget, name: str, version: int, states: set[s
             time.sleep(0.05)
 
 
+_UNKNOWN_LABEL = "Unrecognized servable version label"
+
+
 def wait_for_label(target: ServingTarget, name: str, label: str, version: int, timeout: float) -> None:
     """Polls until `label` resolves to `version` on the server."""
     deadline = time.monotonic() + timeout
@@ -194,7 +197,8 @@ def wait_for_label(target: ServingTarget, name: str, label: str, version: int, t
                 if entries and int(entries[0]["version"]) == version and entries[0]["state"] == "AVAILABLE":
                     return
             except ServerError as err:
-                if err.http_status != 404:
+                # Not there yet: an unknown model (404) or label (400, TF Serving's words).
+                if not (err.http_status == 404 or _UNKNOWN_LABEL in str(err)):
                     raise
             if time.monotonic() >= deadline:
                 raise TimeoutError(

@@ -7,7 +7,7 @@ from serving_helpers import MODEL, example, http, logit, probability, push
 
 from serving import config as cfg
 from serving.deploy import DeployError, deploy_version, expected_predictions, predictions_match
-from serving.rollout import RollbackError, ServingTarget, rollback
+from serving.rollout import RollbackError, ServingTarget, rollback, wait_for_label
 from serving.warmup import read_warmup_file, warmup_path
 
 ROWS = [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [-1.0, 0.5, 2.0]]
@@ -159,3 +159,11 @@ def test_predictions_match(served, expected, verdict):
 
 def test_expected_predictions_follow_the_rest_row_format(exports):
     assert expected_predictions(exports[1], EXAMPLES[:1]) == pytest.approx([probability(1, ROWS[0])], rel=1e-6)
+
+
+def test_waiting_for_a_label_not_yet_in_the_config_times_out_instead_of_failing(pinned):
+    """A label the server does not know yet is "not yet" (the server answers 400
+    'Unrecognized servable version label', as TF Serving), not a failed rollout."""
+    target = ServingTarget(pinned.rest_url, pinned.config_path, pinned.grpc_address)
+    with pytest.raises(TimeoutError, match="did not move to version 1"):
+        wait_for_label(target, MODEL, cfg.CANARY_LABEL, 1, timeout=0.3)

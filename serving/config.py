@@ -145,7 +145,8 @@ def model_config(
 
     Args:
         name: The model name clients use in `/v1/models/<name>`.
-        base_path: The directory holding the numeric version directories.
+        base_path: The directory holding the numeric version directories
+            (made absolute; a URI such as gs://... is kept).
         policy: Which versions to serve; TensorFlow Serving's default (latest 1)
             when None.
         labels: Version labels, e.g. {"stable": 3, "canary": 4}.
@@ -162,7 +163,10 @@ def model_config(
                 fix="Use a name such as 'penguins'.",
             )
         )
-    config = ModelConfig(name=name, base_path=str(base_path), model_platform="tensorflow")
+    path = str(base_path)
+    if "://" not in path:  # TF Serving refuses relative base paths: written absolute
+        path = os.path.abspath(path)
+    config = ModelConfig(name=name, base_path=path, model_platform="tensorflow")
     if policy is not None:
         config.model_version_policy.CopyFrom(policy)
     for label, version in (labels or {}).items():

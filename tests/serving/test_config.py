@@ -129,3 +129,10 @@ def test_unreadable_config_files_name_the_problem(tmp_path):
     (tmp_path / "bad.config").write_text("model_config_list { config { nme: 'x' } }")
     with pytest.raises(cfg.ConfigError, match=r"Invalid protobuf file: .*bad.config.*nme"):
         cfg.read_text_proto(tmp_path / "bad.config", cfg.ModelServerConfig)
+
+
+def test_model_config_writes_relative_base_paths_absolute(tmp_path, monkeypatch):
+    """TF Serving refuses a relative base_path (server_core.cc); configs we write never hold one."""
+    monkeypatch.chdir(tmp_path)
+    assert cfg.model_config("m", "models/m").base_path == str(tmp_path / "models" / "m")
+    assert cfg.model_config("m", "gs://bucket/models/m").base_path == "gs://bucket/models/m"

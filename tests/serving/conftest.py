@@ -1,5 +1,5 @@
-"""Fixtures: the tiny SavedModel of serving_helpers in three versions, and real
-embedded servers on free 127.0.0.1 ports."""
+"""Fixtures: the tiny SavedModel of serving_helpers in three versions, real
+embedded servers on free 127.0.0.1 ports, and gRPC stubs on a module's server."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from serving_helpers import MODEL, WEIGHTS, export_linear, push
+from tfs_contract_helpers import Stubs
 
 from serving import config as cfg
 from serving.server import EmbeddedServer
@@ -51,3 +52,11 @@ def make_server(tmp_path):
 def server(make_server, model_dir) -> EmbeddedServer:
     """An embedded server serving version 1 of `lin` (latest policy)."""
     return make_server(model_dir)
+
+
+@pytest.fixture(scope="module")
+def stubs(server):
+    """gRPC stubs on the module's `server` (for modules whose own `server` fixture is module-scoped)."""
+    stubs = Stubs(server.grpc_address)
+    yield stubs
+    stubs.close()

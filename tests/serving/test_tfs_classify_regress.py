@@ -22,7 +22,7 @@ import tensorflow as tf
 from serving_helpers import http
 from tensorflow.core.protobuf import meta_graph_pb2
 from tensorflow_serving.apis import classification_pb2, inference_pb2, predict_pb2, regression_pb2
-from tfs_contract_helpers import Stubs, start_server
+from tfs_contract_helpers import start_server
 
 from serving import config as cfg
 from serving.savedmodel import CLASSIFY_METHOD, REGRESS_METHOD
@@ -116,13 +116,6 @@ def server(tmp_path_factory):
     server = start_server(root / "config", *models)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def stubs(server):
-    stubs = Stubs(server.grpc_address)
-    yield stubs
-    stubs.close()
 
 
 def _example(class_scores=(), output=None) -> tf.train.Example:

@@ -53,13 +53,6 @@ def server(tmp_path_factory):
     server.stop()
 
 
-@pytest.fixture(scope="module")
-def stubs(server):
-    stubs = Stubs(server.grpc_address)
-    yield stubs
-    stubs.close()
-
-
 def _predict(stubs, model, x=2.0, *, version=None, label=None, signature_name="", inputs=None):
     request = predict_pb2.PredictRequest()
     request.model_spec.name = model

@@ -23,7 +23,7 @@ from tensorflow_serving.apis import (
     predict_pb2,
     regression_pb2,
 )
-from tfs_contract_helpers import HALF_PLUS_TWO, Stubs, expected_metadata, sorted_object, start_server, tfs_testdata
+from tfs_contract_helpers import HALF_PLUS_TWO, expected_metadata, sorted_object, start_server, tfs_testdata
 
 from serving import config as cfg
 
@@ -37,13 +37,6 @@ def server(tmp_path_factory):
     server = start_server(tmp_path_factory.mktemp("tfs_predict"), model)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def stubs(server):
-    stubs = Stubs(server.grpc_address)
-    yield stubs
-    stubs.close()
 
 
 def _predict_request(signature_name="serving_default", specify_output=True, batch_input=False):

@@ -17,7 +17,7 @@ import tensorflow as tf
 from serving_helpers import http
 from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow_serving.apis import predict_pb2
-from tfs_contract_helpers import Stubs, start_server
+from tfs_contract_helpers import start_server
 
 from serving import config as cfg
 from serving.server.binding import BindingError, bind_arguments
@@ -89,13 +89,6 @@ def server(tmp_path_factory):
     server = start_server(root / "cfg", *models)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def stubs(server):
-    stubs = Stubs(server.grpc_address)
-    yield stubs
-    stubs.close()
 
 
 def _predict(stubs, model, shape, signature_name="serving_default", output_filter=("y",)):

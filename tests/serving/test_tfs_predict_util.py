@@ -18,7 +18,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.core.framework import types_pb2
 from tensorflow_serving.apis import predict_pb2
-from tfs_contract_helpers import COUNTER, HALF_PLUS_TWO, Stubs, start_server, tfs_testdata
+from tfs_contract_helpers import COUNTER, HALF_PLUS_TWO, start_server, tfs_testdata
 
 from serving import config as cfg
 
@@ -33,13 +33,6 @@ def server(tmp_path_factory):
     server = start_server(tmp_path_factory.mktemp("tfs_predict_util"), *models)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="module")
-def stubs(server):
-    stubs = Stubs(server.grpc_address)
-    yield stubs
-    stubs.close()
 
 
 def _request(model=MODEL, signature_name="", version=VERSION, **inputs) -> predict_pb2.PredictRequest:

@@ -354,22 +354,8 @@ def test_predict_runs_customized_stateful_signatures_in_order(stubs):
         ), signature_name
 
 
-@pytest.mark.parametrize(
-    "spec, version",
-    [
-        ({}, 124),
-        ({"version": 123}, 123),
-        ({"version": 124}, 124),
-        ({"label": "stable"}, 123),
-        ({"label": "canary"}, 124),
-    ],
-    ids=["latest", "version_123", "version_124", "label_stable", "label_canary"],
-)
-def test_predict_picks_the_version_by_number_or_label(stubs, spec, version):
-    response = stubs.prediction.Predict(_predict_request({"x": _float(2.0)}, name=TWO_VERSIONS, **spec), timeout=20)
-    assert (response.model_spec.version.value, tf.make_ndarray(response.outputs["y"]).tolist()) == (version, 3.0)
-
-
+# Version selection by number or label (predict_impl_test.cc): test_tfs_contract_models.py
+# test_predict_picks_the_version_by_number_or_label.
 @pytest.mark.parametrize(
     "spec, code, wanted",
     [

@@ -281,7 +281,16 @@ def _instance_problem(items: list, key: str | None) -> str | None:
     return None
 
 
+# Past this many items, a request whose items do not stack gets numpy's shape error: naming the
+# item in TF Serving's words walks every item in Python (2M rows: 2.3 s on the event loop).
+_ITEMS_NAMED_AT_MOST = 10_000
+
+
 def _instances_error(items: list, key: str | None, names: list[str]) -> InvalidArgument | None:
+    """TF Serving's words for 'instances' items that do not stack; None when the caller's own
+    error stands (no item-level problem found, or too many items to look through)."""
+    if len(items) > _ITEMS_NAMED_AT_MOST:
+        return None
     problem = _instance_problem(items, key)
     if problem is None:
         return None

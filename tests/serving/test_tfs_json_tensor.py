@@ -899,3 +899,17 @@ def test_bad_regress_requests_get_tensorflow_serving_errors_over_http(server, bo
 
     assert status == 400, answer
     assert substring in answer["error"], answer
+
+
+def test_items_that_do_not_stack_in_a_huge_request_get_the_generic_shape_error():
+    """Naming the failing item walks every item in Python; past 10,000 items numpy's shape error
+    stands, so a hostile body does not hold the event loop for seconds."""
+    signature = Signature("s", "m", {"x": TensorSpec("x", tf.float32, (None, 2))}, {}, None)
+    small = {"instances": [[1.0, 2.0]] * 3 + [[1.0]]}
+    huge = {"instances": [[1.0, 2.0]] * 20_000 + [[1.0]]}
+
+    with pytest.raises(InvalidArgument, match="Expecting tensor size: 2 but got: 1"):
+        json_inputs(small, signature)
+    with pytest.raises(InvalidArgument, match="unexpected size") as raised:
+        json_inputs(huge, signature)
+    assert "Failed to process element" not in str(raised.value)

@@ -19,6 +19,7 @@ from tensorflow.core.example import example_pb2, feature_pb2
 from tensorflow_serving.apis import input_pb2
 
 from serving.errors import InvalidArgument, message
+from serving.server.tensors import json_type_name
 
 __all__ = [
     "MAX_FEATURES_PER_EXAMPLE",
@@ -63,14 +64,6 @@ def _kind_error(name: str, kind: str) -> InvalidArgument:
     )
 
 
-def _json_type(value: Any) -> str:
-    """A JSON value's type as TensorFlow Serving names it in messages."""
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    names = {type(None): "Null", list: "Array", dict: "Object", str: "String", int: "Number", float: "Number"}
-    return "Object" if isinstance(value, Mapping) else names.get(type(value), type(value).__name__)
-
-
 def _add_value(feature: feature_pb2.Feature, name: str, value: Any) -> None:
     kind = feature.WhichOneof("kind")
     if isinstance(value, bool):
@@ -113,7 +106,7 @@ def _add_value(feature: feature_pb2.Feature, name: str, value: Any) -> None:
     else:
         raise InvalidArgument(
             message(
-                f"Feature: {name} has element with unexpected JSON type: {_json_type(value)}",
+                f"Feature: {name} has element with unexpected JSON type: {json_type_name(value)}",
                 expected='a number, a string, {"b64": ...} or a flat list of them',
                 received=str(value)[:80],
                 fix=_FIX,
@@ -130,7 +123,7 @@ def feature_dict_to_example(features: Mapping[str, Any], where: str = "an exampl
     if not isinstance(features, Mapping):
         raise InvalidArgument(
             message(
-                f"Example must be JSON object but got JSON {_json_type(features)}",
+                f"Example must be JSON object but got JSON {json_type_name(features)}",
                 expected="an object of feature name to value(s)",
                 received=str(features)[:80],
                 fix='Send examples like {"x": [1.0, 2.0], "tag": "a"}.',

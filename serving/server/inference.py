@@ -19,12 +19,11 @@ from collections.abc import Mapping
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.core.framework import types_pb2
 
 from serving.errors import InvalidArgument, did_you_mean, message
 from serving.savedmodel import CLASSIFY_METHOD, DEFAULT_SIGNATURE, REGRESS_METHOD
 from serving.server.servable import Servable, Signature
-from serving.server.tensors import float32_json_values
+from serving.server.tensors import datatype_name, float32_json_values, shape_text
 
 __all__ = [
     "EXAMPLES_INPUT",
@@ -162,26 +161,12 @@ def check_output_filter(signature: Signature, wanted: list[str]) -> None:
         seen.add(alias)
 
 
-def _dtype_name(array: np.ndarray) -> str:
-    """The TensorFlow DataType name of a fetched value (`DT_FLOAT`, `DT_STRING`, ...)."""
-    if array.dtype == object or array.dtype.kind in "SU":
-        return "DT_STRING"
-    try:
-        return types_pb2.DataType.Name(tf.as_dtype(array.dtype).as_datatype_enum)
-    except TypeError:
-        return str(array.dtype)
-
-
-def _shape_text(array: np.ndarray) -> str:
-    return "[" + ",".join(str(d) for d in array.shape) + "]"
-
-
 def _output_error(problem: str, expected: str, array: np.ndarray, name: str) -> InvalidArgument:
     return InvalidArgument(
         message(
             problem,
             expected=expected,
-            received=f"output {name!r} of dtype {_dtype_name(array)} and shape {_shape_text(array)}",
+            received=f"output {name!r} of dtype {datatype_name(array.dtype)} and shape {shape_text(array.shape)}",
             fix=f"Export {name!r} with that dtype and shape (one row per example).",
         )
     )
@@ -193,14 +178,14 @@ def _check_class_output(array: np.ndarray | None, name: str, dtype: str, count: 
         return
     if array.ndim != 2:
         raise _output_error(
-            f"Expected Tensor shape: [batch_size num_classes] but got {_shape_text(array)}",
+            f"Expected Tensor shape: [batch_size num_classes] but got {shape_text(array.shape)}",
             "a rank-2 tensor [batch_size, num_classes]",
             array,
             name,
         )
-    if _dtype_name(array) != dtype:
+    if datatype_name(array.dtype) != dtype:
         raise _output_error(
-            f"Expected {name} Tensor of {dtype}. Got: {_dtype_name(array)}", f"dtype {dtype}", array, name
+            f"Expected {name} Tensor of {dtype}. Got: {datatype_name(array.dtype)}", f"dtype {dtype}", array, name
         )
     if array.shape[0] != count:
         raise _output_error(
@@ -231,7 +216,7 @@ def classification_results(outputs: Mapping[str, np.ndarray], count: int) -> lis
             message(
                 f"Tensors class and score should match in dim_size(1). Got {classes.shape[1]} vs. {scores.shape[1]}",
                 expected="one score per class label",
-                received=f"classes {_shape_text(classes)}, scores {_shape_text(scores)}",
+                received=f"classes {shape_text(classes.shape)}, scores {shape_text(scores.shape)}",
                 fix="Export `classes` and `scores` with the same number of columns.",
             )
         )
@@ -260,7 +245,7 @@ def regression_results(outputs: Mapping[str, np.ndarray], count: int) -> list[fl
     values = outputs[REGRESS_OUTPUT]
     if not (values.ndim == 1 or (values.ndim == 2 and values.shape[1] == 1)):
         raise _output_error(
-            f"Expected output Tensor shape to be either [batch_size] or [batch_size, 1] but got {_shape_text(values)}",
+            f"Expected output Tensor shape to be either [batch_size] or [batch_size, 1] but got {shape_text(values.shape)}",
             f"[{count}] or [{count}, 1]",
             values,
             REGRESS_OUTPUT,
@@ -272,9 +257,12 @@ def regression_results(outputs: Mapping[str, np.ndarray], count: int) -> list[fl
             values,
             REGRESS_OUTPUT,
         )
-    if _dtype_name(values) != "DT_FLOAT":
+    if datatype_name(values.dtype) != "DT_FLOAT":
         raise _output_error(
-            f"Expected output Tensor of DT_FLOAT.  Got: {_dtype_name(values)}", "dtype DT_FLOAT", values, REGRESS_OUTPUT
+            f"Expected output Tensor of DT_FLOAT.  Got: {datatype_name(values.dtype)}",
+            "dtype DT_FLOAT",
+            values,
+            REGRESS_OUTPUT,
         )
     return float32_json_values(values.reshape(count).astype(np.float32)).tolist()
 

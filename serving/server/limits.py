@@ -189,6 +189,12 @@ _TO_PARENS = bytes.maketrans(b"[]{}", b"()()")
 _NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
 
 
+def json_brackets(text: bytes) -> bytes:
+    """The brackets of a JSON text in order, string literals cut out (C-speed `re.sub` and
+    `bytes.translate`; linear on hostile text)."""
+    return _STRING_LITERAL.sub(b"", text).translate(None, _NOT_BRACKET)
+
+
 def _deeper_than(raw: bytes, limit: int) -> bool:
     """Whether a JSON text nests arrays/objects deeper than `limit`, unparsed.
 

@@ -49,7 +49,7 @@ from serving.errors import (
 from serving.protos import model_server_config_pb2
 from serving.server.servable import Servable
 
-__all__ = ["ModelManager", "ModelsUnavailable", "State", "VersionStatus", "versions_on_disk"]
+__all__ = ["MAX_VERSION", "ModelManager", "ModelsUnavailable", "State", "VersionStatus", "versions_on_disk"]
 
 log = logging.getLogger(__name__)
 State = get_model_status_pb2.ModelVersionStatus.State
@@ -90,9 +90,9 @@ class _Model:
 _MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt", "export.meta")
 
 
-# TensorFlow Serving parses version names with SimpleAtoi into an int64; a
-# larger number is not a version (and could not be reported in GetModelStatus).
-_MAX_VERSION = 2**63 - 1
+# A version is an int64 (ModelSpec, SimpleAtoi of a folder name): a larger
+# number is not a version (and could not be reported in GetModelStatus).
+MAX_VERSION = 2**63 - 1
 
 
 def versions_on_disk(base_path: str) -> dict[int, Path]:
@@ -112,7 +112,7 @@ def versions_on_disk(base_path: str) -> dict[int, Path]:
         if not (
             entry.name.isascii()
             and entry.name.isdigit()
-            and int(entry.name) <= _MAX_VERSION
+            and int(entry.name) <= MAX_VERSION
             and entry.is_dir()
             and any((Path(entry.path) / f).is_file() for f in _MODEL_FILES)
         ):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tensorflow_serving.apis import inference_pb2
 
-from serving.errors import InvalidArgument, NotFound, Unimplemented, did_you_mean, message
+from serving.errors import InvalidArgument, Unimplemented, message
 from serving.savedmodel import CLASSIFY_METHOD, DEFAULT_SIGNATURE, REGRESS_METHOD
 from serving.server import inference, responses
 from serving.server.examples import example_count, examples_from_input
@@ -74,20 +74,6 @@ def check_tasks(request: inference_pb2.MultiInferenceRequest) -> str:
     return names[0]
 
 
-def _require_signature(servable: Servable, name: str) -> None:
-    """NOT_FOUND for a task's unknown signature (TensorFlow Serving: INVALID_ARGUMENT), its wording first."""
-    if name not in servable.signatures:
-        raise NotFound(
-            message(
-                f"Requested signature not found in model graph: {name}",
-                expected=f"one of {sorted(servable.signatures)}",
-                received=f"signature_name={name!r} for model {servable.name!r} version {servable.version}",
-                fix="Set each task's signature_name to a signature the model exports."
-                + did_you_mean(name, servable.signatures),
-            )
-        )
-
-
 def task_signatures(servable: Servable, request: inference_pb2.MultiInferenceRequest) -> list[Signature]:
     """Each task's signature on `servable`, checked for the task's method.
 
@@ -99,7 +85,8 @@ def task_signatures(servable: Servable, request: inference_pb2.MultiInferenceReq
     signatures = []
     for task in request.tasks:
         signature_name = task.model_spec.signature_name
-        _require_signature(servable, signature_name or DEFAULT_SIGNATURE)
+        # NOT_FOUND (TensorFlow Serving: INVALID_ARGUMENT), its MultiInference wording first.
+        servable.signature(signature_name or DEFAULT_SIGNATURE, "Requested signature not found in model graph: {name}")
         if task.method_name == CLASSIFY_METHOD:
             signatures.append(inference.classify_signature(servable, signature_name))
         elif task.method_name == REGRESS_METHOD:

@@ -42,7 +42,8 @@ from serving.errors import (
 )
 from serving.server import json_codec, responses
 from serving.server.examples import examples_from_json
-from serving.server.limits import RequestLimits, check_json_depth
+from serving.server.limits import RequestLimits, check_json_depth, json_brackets
+from serving.server.manager import MAX_VERSION
 from serving.server.memory import MemoryReleaser, gc_paused, off_loop_if_large
 from serving.server.metrics import CONTENT_TYPE_LATEST, REST, ServingMetrics
 from serving.server.runtime import ModelRef, Runtime
@@ -60,7 +61,6 @@ _STATUS = re.compile(
 # TensorFlow Serving's one header, exactly (`AddHeaders`; JSON is UTF-8 by definition, RFC 8259),
 # built once (aiohttp copies it into each response; 1 us less per response than the arguments).
 _JSON_HEADERS = {hdrs.CONTENT_TYPE: "application/json"}
-_MAX_VERSION = 2**63 - 1  # a ModelSpec version is an int64
 # The standard library's JSON errors in rapidjson's words (`GetParseError_En`), which TensorFlow
 # Serving's messages carry; "Expecting ',' delimiter" depends on the container (`_comma_reason`).
 _RAPIDJSON_REASONS = {
@@ -72,8 +72,6 @@ _RAPIDJSON_REASONS = {
     "Invalid \\escape": "Invalid escape character in string.",
     "Invalid \\uXXXX escape": "Incorrect hex digit after \\u escape in string.",
 }
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _REJECTION_REASONS = {RequestTooLarge: "body_size", RequestTimeout: "timeout"}
 _CONTENT_ENCODING = hdrs.CONTENT_ENCODING
 # Bodies this large parse with the garbage collector paused (`gc_paused`), and classify/regress
@@ -104,11 +102,11 @@ def _ref(name: str | None, version: str | None, label: str | None) -> ModelRef:
 
 def _version(digits: str) -> int:
     version = int(digits)
-    if version > _MAX_VERSION:
+    if version > MAX_VERSION:
         raise InvalidArgument(
             message(
                 f"Failed to convert version: {digits} to numeric",
-                expected=f"a version number from 0 to {_MAX_VERSION} (an int64)",
+                expected=f"a version number from 0 to {MAX_VERSION} (an int64)",
                 received=digits,
                 fix="Use the number of a served version (GET /v1/models/<name> lists them).",
             )
@@ -126,10 +124,10 @@ def _comma_reason(text: str) -> str:
     past 256 KiB both reasons are given, so a hostile body cannot hold the event loop."""
     if len(text) > _COMMA_REASON_MAX_CHARS:
         return "Missing a comma or ']' after an array element, or '}' after an object member."
-    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
-    while "[]" in brackets or "{}" in brackets:
-        brackets = brackets.replace("[]", "").replace("{}", "")
-    if brackets.endswith("["):
+    brackets = json_brackets(text.encode("utf-8", "surrogatepass"))
+    while b"[]" in brackets or b"{}" in brackets:
+        brackets = brackets.replace(b"[]", b"").replace(b"{}", b"")
+    if brackets.endswith(b"["):
         return "Missing a comma or ']' after an array element."
     return "Missing a comma or '}' after an object member."
 

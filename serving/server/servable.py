@@ -213,8 +213,15 @@ class Servable:
             name, version, path, signatures, {k: v for k, v in defs.items() if k in signatures}, keepalive=loaded
         )
 
-    def signature(self, signature_name: str) -> Signature:
+    def signature(
+        self, signature_name: str, not_found: str = 'Serving signature name: "{name}" not found in signature def'
+    ) -> Signature:
         """Returns the named signature.
+
+        Args:
+            signature_name: The signature's key.
+            not_found: TensorFlow Serving's words for a missing one (they
+                differ by API), `{name}` the signature's name.
 
         Raises:
             NotFound: The servable has no signature of that name.
@@ -223,7 +230,7 @@ class Servable:
         if found is None:
             raise NotFound(
                 message(
-                    f'Serving signature name: "{signature_name}" not found in signature def',
+                    not_found.format(name=signature_name),
                     expected=f"one of {sorted(self.signatures)}",
                     received=f"signature_name={signature_name!r} for model {self.name!r} version {self.version}",
                     fix="Set signature_name to a signature the model exports (GET .../metadata lists them)."

@@ -37,12 +37,15 @@ __all__ = [
     "array_to_json",
     "array_to_proto",
     "check_inputs",
+    "datatype_name",
     "float32_json",
     "float32_json_values",
     "json_inputs",
     "json_outputs",
+    "json_type_name",
     "proto_inputs",
     "proto_to_array",
+    "shape_text",
 ]
 
 _B64 = "b64"
@@ -54,12 +57,13 @@ class JsonFormat:
     COLUMNAR = "inputs"
 
 
-def _json_type(value: Any) -> str:
+def json_type_name(value: Any) -> str:
+    """A parsed JSON value's type as TensorFlow Serving (rapidjson) names it in messages."""
     if value is None:
         return "Null"
     if isinstance(value, bool):
         return "True" if value else "False"
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return "Object"
     if isinstance(value, list):
         return "Array"
@@ -90,10 +94,10 @@ def _json_shape(value: Any) -> tuple[int, ...]:
 def _type_error(value: Any, spec: TensorSpec, where: str) -> InvalidArgument:
     return InvalidArgument(
         message(
-            f"JSON Value: {_short(value)} Type: {_json_type(value)} is not of expected type: "
+            f"JSON Value: {_short(value)} Type: {json_type_name(value)} is not of expected type: "
             f"{_cpp_dtype_name(spec.datatype_enum)} ({where})",
             expected=f"{spec.dtype.name} values for input {spec.alias!r}",
-            received=f"a JSON {_json_type(value)}",
+            received=f"a JSON {json_type_name(value)}",
             fix='Send numbers for numeric inputs, strings or {"b64": "..."} for string inputs.',
         )
     )
@@ -204,7 +208,7 @@ def _check_integer_range(array: np.ndarray, value: Any, spec: TensorSpec, where:
     bad = next(v for v in _leaves(value) if not info.min <= v <= info.max)
     raise InvalidArgument(
         message(
-            f"JSON Value: {_short(bad)} Type: {_json_type(bad)} is not of expected type: {spec.dtype.name} ({where})",
+            f"JSON Value: {_short(bad)} Type: {json_type_name(bad)} is not of expected type: {spec.dtype.name} ({where})",
             expected=f"integers from {info.min} to {info.max} for input {spec.alias!r}",
             received=_short(bad),
             fix=f"Send values in the range of {spec.dtype.name}, or export the input with a wider dtype.",
@@ -254,7 +258,8 @@ def _shape_error(value: Any, where: str) -> InvalidArgument:
     )
 
 
-def _shape_text(shape: tuple[int, ...]) -> str:
+def shape_text(shape: tuple[int, ...]) -> str:
+    """A shape as TensorFlow Serving writes it in messages: `[2,3]`."""
     return "[" + ",".join(str(size) for size in shape) + "]"
 
 
@@ -273,7 +278,7 @@ def _instance_problem(items: list, key: str | None) -> str | None:
             if size != first_size:
                 problem = f"Expecting tensor size: {first_size} but got: {size}"
             elif shape != first:
-                problem = f"Expecting shape {_shape_text(first)} but got: {_shape_text(shape)}"
+                problem = f"Expecting shape {shape_text(first)} but got: {shape_text(shape)}"
         if problem is not None:
             element = f"{index}" if key is None else f"{index} key: {key}"
             return f"Failed to process element: {element} of 'instances' list. Error: INVALID_ARGUMENT: {problem}"
@@ -357,14 +362,20 @@ def _cpp_dtype_name(datatype_enum: int) -> str:
         return f"DataType({datatype_enum})"
 
 
-def _numpy_dtype_name(dtype: np.dtype) -> str:
-    """TensorFlow's C++ name of the dtype a numpy value would be fed as."""
+def datatype_name(dtype: np.dtype) -> str:
+    """The TensorFlow DataType (`DT_FLOAT`, `DT_STRING`, ...) a numpy value is fed or fetched as."""
     if dtype.kind in "OSU":
-        return "string"
+        return "DT_STRING"
     try:
-        return _cpp_dtype_name(tf.dtypes.as_dtype(dtype).as_datatype_enum)
+        return types_pb2.DataType.Name(tf.dtypes.as_dtype(dtype).as_datatype_enum)
     except TypeError:
         return str(dtype)
+
+
+def _numpy_dtype_name(dtype: np.dtype) -> str:
+    """TensorFlow's C++ name of the dtype a numpy value would be fed as (`float`, `string`)."""
+    name = datatype_name(dtype)
+    return name[3:].lower() if name.startswith("DT_") else name
 
 
 def _dtype_error(signature: Signature, alias: str, provided: str, received: str, fix: str) -> InvalidArgument:
@@ -484,7 +495,7 @@ def _row_inputs(instances: Any, signature: Signature, names: list[str], bools: b
             message(
                 "Expecting 'instances' to be an list/array",
                 expected="a JSON list, one item per example",
-                received=f"a JSON {_json_type(instances)}",
+                received=f"a JSON {json_type_name(instances)}",
                 fix='Wrap the examples in a list: {"instances": [...]}.',
             )
         )

@@ -18,6 +18,7 @@ setup(
         "dill",
         "pyyaml>=6",
         "aiohttp>=3.9",
+        "uvloop>=0.19",  # the model server's event loop (libuv): ~25% more requests/s than asyncio's
         "prometheus-client>=0.17",
         "croniter>=2",
         "jinja2>=3",  # the run report and the UI

@@ -28,7 +28,8 @@ shows the median QPS and each run's.
 Two reference rows:
 - the ceiling, in-process batched inference: the loaded signature called
   directly with batches of `concurrency` rows, no server at all;
-- the front-end floor: a server on the same libraries (aiohttp, grpc.aio) whose
+- the front-end floor: a server on the same libraries (aiohttp, grpc.aio, on
+  uvloop's event loop as the embedded server runs them) whose
   handlers return a canned answer without parsing the request or touching a
   model, driven by the same clients. No server built on these libraries can
   answer faster on this machine than this row.
@@ -432,6 +433,7 @@ def serve_floor() -> None:
     answers the count of gRPC Predict calls answered, as {"OK": n}."""
     import grpc
     import tensorflow as tf
+    import uvloop
     from aiohttp import web
     from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
@@ -464,7 +466,7 @@ def serve_floor() -> None:
         print(runner.addresses[0][1], grpc_port, flush=True)
         await asyncio.Event().wait()
 
-    asyncio.run(serve())
+    uvloop.run(serve())  # the embedded server's event loop (serving/server/app.py)
 
 
 class FloorServer:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import grpc
+from google.protobuf.message import Message
 from tensorflow_serving.apis import (
     classification_pb2,
     get_model_metadata_pb2,
@@ -29,14 +30,15 @@ from tensorflow_serving.apis import (
 from serving.errors import Internal, InvalidArgument, ServingError, message
 from serving.server import responses
 from serving.server.examples import example_count, examples_from_input
-from serving.server.grpc_handlers import add_servicer
+from serving.server.grpc_handlers import Undecodable, add_servicer
 from serving.server.limits import RequestLimits, check_tensor_protos
 from serving.server.memory import MemoryReleaser, off_loop_if_large
 from serving.server.metrics import GRPC, ServingMetrics
 from serving.server.multi_inference import multi_inference
+from serving.server.predict_wire import PredictRequestEntries, input_protos, predict_response_bytes
 from serving.server.reload_policy import ReloadPolicy
 from serving.server.runtime import LARGE_RESULT_EXAMPLES, ModelRef, Result, Runtime
-from serving.server.tensors import array_to_proto, proto_inputs
+from serving.server.tensors import proto_inputs
 
 __all__ = ["ModelServicer", "PredictionServicer", "start_grpc_server"]
 
@@ -107,6 +109,56 @@ def _regression_response(ref: ModelRef, result: Result) -> regression_pb2.Regres
     return response
 
 
+def _grpc_method(api: str, work: Callable[[_Servicer, Message], Awaitable[tuple[int | None, object]]]):
+    """A servicer method that runs `work(self, request)` and answers with its
+    response, or aborts with its error as a gRPC status.
+
+    The method is `work`'s only caller, so a call suspends and resumes through
+    two coroutine frames (this one, `work`) besides the runtime's. A request
+    that did not parse (`Undecodable`) is INVALID_ARGUMENT and is not counted:
+    TensorFlow Serving never sees one. TensorFlow Serving counts Predict,
+    Classify and Regress over gRPC (`_COUNTED_APIS`).
+    """
+    counted = _COUNTED_APIS.get(api)
+
+    async def method(self: _Servicer, request, context: grpc.aio.ServicerContext):
+        if request.__class__ is Undecodable:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.error_text())
+        started = time.perf_counter()
+        try:
+            _, response = await work(self, request)
+        except ServingError as err:
+            error = err
+            reason = getattr(err, "reason", None)
+            if reason:
+                self.metrics.reject(GRPC, reason)
+        except Exception as err:  # noqa: BLE001 - the server stays up and answers INTERNAL
+            log.exception("Unhandled error in %s", api)
+            error = Internal(f"{type(err).__name__}: {err}")
+        else:
+            if counted:
+                self.metrics.observe_request(
+                    model=request.model_spec.name,
+                    api=counted,
+                    entrypoint=GRPC,
+                    status="OK",
+                    seconds=time.perf_counter() - started,
+                )
+            return response
+        if counted:
+            self.metrics.observe_request(
+                model=request.model_spec.name,
+                api=counted,
+                entrypoint=GRPC,
+                status=error.code_name,
+                seconds=time.perf_counter() - started,
+            )
+        await context.abort(error.code, error.text)
+
+    method.__name__ = method.__qualname__ = f"{api}_method"
+    return method
+
+
 class _Servicer:
     def __init__(
         self,
@@ -123,125 +175,80 @@ class _Servicer:
         self.memory = memory
         self.reload_policy = reload_policy or ReloadPolicy()
 
-    async def _serve(
-        self,
-        api: str,
-        context: grpc.aio.ServicerContext,
-        model: str,
-        call: Callable[[], Awaitable[tuple[int | None, object]]],
-    ):
-        """Awaits `call`; returns its response or aborts with its error."""
-        started = time.perf_counter()
-        counted = _COUNTED_APIS.get(api)  # TensorFlow Serving counts only these over gRPC
-        try:
-            _, response = await call()
-        except ServingError as err:
-            error = err
-            reason = getattr(err, "reason", None)
-            if reason:
-                self.metrics.reject(GRPC, reason)
-        except Exception as err:  # noqa: BLE001 - the server stays up and answers INTERNAL
-            log.exception("Unhandled error in %s", api)
-            error = Internal(f"{type(err).__name__}: {err}")
-        else:
-            if counted:
-                self.metrics.observe_request(
-                    model=model, api=counted, entrypoint=GRPC, status="OK", seconds=time.perf_counter() - started
-                )
-            return response
-        if counted:
-            self.metrics.observe_request(
-                model=model, api=counted, entrypoint=GRPC, status=error.code_name, seconds=time.perf_counter() - started
-            )
-        await context.abort(error.code, error.text)
-
 
 class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServiceServicer):
-    """Predict, Classify, Regress and GetModelMetadata."""
+    """Predict, Classify, Regress, MultiInference and GetModelMetadata."""
 
-    async def Predict(self, request, context):  # noqa: N802 - gRPC method name
-        async def call():
-            _require_model_spec(request)
-            ref = _ref(request.model_spec)
-            declared = check_tensor_protos(request.inputs, self.limits)  # before anything is decoded
-            try:
-                result = await self.runtime.predict(
-                    ref,
-                    request.model_spec.signature_name,
-                    lambda signature: proto_inputs(request.inputs, signature, ref.name),
-                    list(request.output_filter),
-                    may_run_on_loop=True,
-                )
-            finally:
-                if self.memory is not None:
-                    self.memory.after(declared)  # trims 0.2 s later, once the answer is out
-            response = predict_pb2.PredictResponse()
-            _set_model_spec(response, ref, result)
-            for alias, value in result.outputs.items():
-                array_to_proto(value, response.outputs[alias])
-            return result.version, response
+    async def _predict(self, request):
+        _require_model_spec(request)
+        ref = _ref(request.model_spec)
+        inputs = input_protos(request)
+        declared = check_tensor_protos(inputs, self.limits)  # before anything is decoded
+        try:
+            result = await self.runtime.predict(
+                ref,
+                request.model_spec.signature_name,
+                lambda signature: proto_inputs(inputs, signature, ref.name),
+                list(request.output_filter),
+                may_run_on_loop=True,
+            )
+        finally:
+            if self.memory is not None:
+                self.memory.after(declared)  # trims 0.2 s later, once the answer is out
+        return result.version, predict_response_bytes(ref.name, result.version, result.signature_name, result.outputs)
 
-        return await self._serve("predict", context, request.model_spec.name, call)
+    async def _classify(self, request):
+        _require_model_spec(request)
+        ref = _ref(request.model_spec)
+        large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
+        examples = await off_loop_if_large(large, examples_from_input, request.input)
+        result = await self.runtime.classify(ref, request.model_spec.signature_name, examples)
+        return result.version, await off_loop_if_large(large, _classification_response, ref, result)
 
-    async def Classify(self, request, context):  # noqa: N802
-        async def call():
-            _require_model_spec(request)
-            ref = _ref(request.model_spec)
-            large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
-            examples = await off_loop_if_large(large, examples_from_input, request.input)
-            result = await self.runtime.classify(ref, request.model_spec.signature_name, examples)
-            return result.version, await off_loop_if_large(large, _classification_response, ref, result)
+    async def _regress(self, request):
+        _require_model_spec(request)
+        ref = _ref(request.model_spec)
+        large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
+        examples = await off_loop_if_large(large, examples_from_input, request.input)
+        result = await self.runtime.regress(ref, request.model_spec.signature_name, examples)
+        return result.version, await off_loop_if_large(large, _regression_response, ref, result)
 
-        return await self._serve("classify", context, request.model_spec.name, call)
+    async def _multi_inference(self, request):
+        return await multi_inference(self.runtime, request)
 
-    async def Regress(self, request, context):  # noqa: N802
-        async def call():
-            _require_model_spec(request)
-            ref = _ref(request.model_spec)
-            large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
-            examples = await off_loop_if_large(large, examples_from_input, request.input)
-            result = await self.runtime.regress(ref, request.model_spec.signature_name, examples)
-            return result.version, await off_loop_if_large(large, _regression_response, ref, result)
+    async def _metadata(self, request):
+        _require_model_spec(request)
+        responses.check_metadata_fields(list(request.metadata_field))
+        ref = _ref(request.model_spec)
+        with self.runtime.manager.handle(ref.name, ref.version, ref.label) as servable:
+            return servable.version, responses.metadata_response(servable)
 
-        return await self._serve("regress", context, request.model_spec.name, call)
-
-    async def MultiInference(self, request, context):  # noqa: N802
-        model = request.tasks[0].model_spec.name if request.tasks else ""
-        return await self._serve("MultiInference", context, model, lambda: multi_inference(self.runtime, request))
-
-    async def GetModelMetadata(self, request, context):  # noqa: N802
-        async def call():
-            _require_model_spec(request)
-            responses.check_metadata_fields(list(request.metadata_field))
-            ref = _ref(request.model_spec)
-            with self.runtime.manager.handle(ref.name, ref.version, ref.label) as servable:
-                return servable.version, responses.metadata_response(servable)
-
-        return await self._serve("metadata", context, request.model_spec.name, call)
+    Predict = _grpc_method("predict", _predict)
+    Classify = _grpc_method("classify", _classify)
+    Regress = _grpc_method("regress", _regress)
+    MultiInference = _grpc_method("MultiInference", _multi_inference)
+    GetModelMetadata = _grpc_method("metadata", _metadata)
 
 
 class ModelServicer(_Servicer, model_service_pb2_grpc.ModelServiceServicer):
     """GetModelStatus and HandleReloadConfigRequest."""
 
-    async def GetModelStatus(self, request, context):  # noqa: N802
-        async def call():
-            _require_model_spec(request)
-            ref = _ref(request.model_spec)
-            statuses = self.runtime.manager.status(ref.name, ref.version, ref.label)
-            return ref.version, responses.status_response(statuses)
+    async def _status(self, request):
+        _require_model_spec(request)
+        ref = _ref(request.model_spec)
+        statuses = self.runtime.manager.status(ref.name, ref.version, ref.label)
+        return ref.version, responses.status_response(statuses)
 
-        return await self._serve("status", context, request.model_spec.name, call)
+    async def _reload(self, request):
+        self.reload_policy.check(request.config)
+        # The manager's lock may be held by a load: wait off the loop.
+        await asyncio.get_running_loop().run_in_executor(None, self.runtime.manager.reload, request.config)
+        response = model_management_pb2.ReloadConfigResponse()
+        response.status.error_code = 0
+        return None, response
 
-    async def HandleReloadConfigRequest(self, request, context):  # noqa: N802
-        async def call():
-            self.reload_policy.check(request.config)
-            # The manager's lock may be held by a load: wait off the loop.
-            await asyncio.get_running_loop().run_in_executor(None, self.runtime.manager.reload, request.config)
-            response = model_management_pb2.ReloadConfigResponse()
-            response.status.error_code = 0
-            return None, response
-
-        return await self._serve("reload", context, "", call)
+    GetModelStatus = _grpc_method("status", _status)
+    HandleReloadConfigRequest = _grpc_method("reload", _reload)
 
 
 async def start_grpc_server(
@@ -281,7 +288,13 @@ async def start_grpc_server(
     )
     extras = {"limits": limits, "memory": memory, "reload_policy": reload_policy}
     # As the generated add_*Servicer_to_server, but an unparsable request is INVALID_ARGUMENT, not UNKNOWN.
-    add_servicer(server, PREDICTION_SERVICE, PredictionServicer(runtime, metrics, **extras), PREDICTION_METHODS)
+    add_servicer(
+        server,
+        PREDICTION_SERVICE,
+        PredictionServicer(runtime, metrics, **extras),
+        PREDICTION_METHODS,
+        parse_as={"Predict": PredictRequestEntries},  # the same bytes, without building the inputs map
+    )
     add_servicer(server, MODEL_SERVICE, ModelServicer(runtime, metrics, **extras), MODEL_METHODS)
     try:
         port = server.add_insecure_port(address)

@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import grpc
 from google.protobuf.message import DecodeError, Message
@@ -45,9 +45,16 @@ class Undecodable:
         )
 
 
-def lenient(message_class: type[Message]) -> Callable[[bytes], Message | Undecodable]:
-    """`message_class.FromString`, returning an `Undecodable` instead of raising."""
-    parse = message_class.FromString
+def lenient(
+    message_class: type[Message], parse_as: type[Message] | None = None
+) -> Callable[[bytes], Message | Undecodable]:
+    """`message_class.FromString`, returning an `Undecodable` instead of raising.
+
+    `parse_as`: a message class with `message_class`'s wire format to parse
+    into instead (`predict_wire.PredictRequestEntries`); errors still name
+    `message_class`.
+    """
+    parse = (parse_as or message_class).FromString
     type_name = message_class.DESCRIPTOR.full_name
 
     def deserialize(data: bytes) -> Message | Undecodable:
@@ -59,31 +66,40 @@ def lenient(message_class: type[Message]) -> Callable[[bytes], Message | Undecod
     return deserialize
 
 
-def _checked(method: Callable[[Message, grpc.aio.ServicerContext], Awaitable[Message]]):
-    async def handler(request, context):
-        if request.__class__ is Undecodable:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.error_text())
-        return await method(request, context)
+def _serializer(message_class: type[Message]) -> Callable[[Message | bytes], bytes]:
+    """`message_class.SerializeToString`; bytes a method wrote itself (`predict_wire`) pass as they are."""
+    serialize = message_class.SerializeToString
 
-    return handler
+    def serializer(response: Message | bytes) -> bytes:
+        return response if response.__class__ is bytes else serialize(response)
+
+    return serializer
 
 
 def add_servicer(
-    server: grpc.aio.Server, service: str, servicer: object, methods: Mapping[str, tuple[type[Message], type[Message]]]
+    server: grpc.aio.Server,
+    service: str,
+    servicer: object,
+    methods: Mapping[str, tuple[type[Message], type[Message]]],
+    parse_as: Mapping[str, type[Message]] | None = None,
 ) -> None:
     """Registers `servicer`'s unary methods as the generated code does, with lenient parsing.
 
     Args:
         server: The gRPC server.
         service: The full service name (`tensorflow.serving.PredictionService`).
-        servicer: Has a coroutine method per name in `methods`.
+        servicer: Has a coroutine method per name in `methods`, which answers
+            an `Undecodable` request with INVALID_ARGUMENT and its
+            `error_text()` (grpc_api's `_grpc_method` does).
         methods: Method name to (request class, response class).
+        parse_as: Method name to the class its requests are parsed into,
+            where it is not the request class (see `lenient`).
     """
     handlers = {
         name: grpc.unary_unary_rpc_method_handler(
-            _checked(getattr(servicer, name)),
-            request_deserializer=lenient(request),
-            response_serializer=response.SerializeToString,
+            getattr(servicer, name),
+            request_deserializer=lenient(request, (parse_as or {}).get(name)),
+            response_serializer=_serializer(response),
         )
         for name, (request, response) in methods.items()
     }

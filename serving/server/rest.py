@@ -280,6 +280,7 @@ class RestApi:
         self.limits = limits or RequestLimits()
         self.memory = memory
         self._verbs = {"predict": self._predict, "classify": self._classify, "regress": self._regress}
+        self._loop: asyncio.AbstractEventLoop | None = None  # the server's, set by server()
 
     def server(self, **handler_options: Any) -> web.Server:
         """aiohttp's low-level server over `handle`.
@@ -291,11 +292,12 @@ class RestApi:
         Returns:
             The server, for `web.ServerRunner`.
         """
+        self._loop = asyncio.get_running_loop()  # kept: each get_running_loop() costs a getpid() system call
         return web.Server(self.handle, request_factory=self._make_request, **handler_options)
 
     def _make_request(self, message, payload, protocol, writer, task) -> web.BaseRequest:
         return web.BaseRequest(
-            message, payload, protocol, writer, task, asyncio.get_running_loop(), client_max_size=self.max_request_bytes
+            message, payload, protocol, writer, task, self._loop, client_max_size=self.max_request_bytes
         )
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:

@@ -121,8 +121,11 @@ class Runtime:
         self._executor = ThreadPoolExecutor(inference_threads, thread_name_prefix="inference")
         self._call_times = CallTimes()
         self._inline_call_seconds = inline_call_seconds
+        self._loop: asyncio.AbstractEventLoop | None = None  # the server's, set by start()
 
     def start(self) -> None:
+        """Call from the server's event loop."""
+        self._loop = asyncio.get_running_loop()  # kept: each get_running_loop() costs a getpid() system call
         if self._scheduler is not None:
             self._scheduler.start()
 
@@ -160,7 +163,7 @@ class Runtime:
         """
         if self._scheduler is not None:
             return self._scheduler.run(servable, signature, inputs, may_run_on_loop=may_run_on_loop)
-        loop = asyncio.get_running_loop()
+        loop = self._loop if self._loop is not None else asyncio.get_running_loop()
         values = sum(value.size for value in inputs.values())
         if may_run_on_loop and all(value.dtype != object for value in inputs.values()):
             seconds = self._call_times.estimate(signature, values)

@@ -70,3 +70,29 @@ def test_a_lone_request_after_a_quiet_spell_is_answered_alone():
     loop_thread, calls = _batch_sizes([[0] * 4, [0] * 4, [0], [0]])
 
     assert calls[-2:] == [(loop_thread, 1), (loop_thread, 1)]
+
+
+def test_the_count_of_waiting_rows_follows_requests_in_and_batches_out():
+    # The arrival wait reads this count on every loop iteration (kept, not summed over the queues).
+    spec = TensorSpec("x", tf.float32, (None, 2))
+    signature = Signature("echo", "tensorflow/serving/predict", {"x": spec}, {"y": spec}, lambda x: {"y": x})
+    servable = Servable("m", 1, Path("."), {"echo": signature}, {})
+
+    async def main():
+        scheduler = BatchScheduler(OPTIONS)
+        scheduler.start()
+        try:
+            futures = [
+                scheduler.run(servable, signature, {"x": np.zeros((rows, 2), np.float32)}, may_run_on_loop=True)
+                for rows in (1, 2, 3, 4)  # 6 rows fit one batch of 8; the 4-row request starts a second
+            ]
+            queued = scheduler._waiting_rows
+            futures[1].cancel()  # a cancelled request's rows leave with its batch
+            answered = await asyncio.gather(*futures, return_exceptions=True)
+            return queued, scheduler._waiting_rows, [getattr(a, "get", lambda _: None)("y") for a in answered]
+        finally:
+            await scheduler.stop()
+
+    queued, after, outputs = asyncio.run(main())
+    assert (queued, after) == (10, 0)
+    assert [None if y is None else y.shape for y in outputs] == [(1, 2), None, (3, 2), (4, 2)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 import tensorflow as tf
+import uvloop
 from serving_helpers import LABELS, MODEL, example, logit, probability, push
 from tensorflow_serving.apis import (
     classification_pb2,
@@ -46,6 +47,21 @@ def test_predict_on_raw_features(stubs):
     assert response.model_spec.version.value == 1
     assert response.model_spec.signature_name == "serving_raw"
     assert tf.make_ndarray(response.outputs["logit"]).tolist() == pytest.approx([logit(1, X), 0.1], rel=1e-6)
+
+
+def test_predict_answers_in_tf_servings_fields_on_uvloop(stubs, server):
+    # Predict's bytes are written directly for float outputs (serving/server/predict_wire.py), on
+    # uvloop's event loop; a client reads the fields TF Serving writes (float_val, not tensor_content).
+    assert isinstance(server._loop, uvloop.Loop)
+    prediction, _ = stubs
+    response = prediction.Predict(_predict_request(x=tf.make_tensor_proto([X], dtype=tf.float32)))
+    spec = response.model_spec
+    assert (spec.name, spec.version.value, spec.signature_name) == (MODEL, 1, "serving_raw")
+    assert "logit" in response.outputs
+    for tensor in response.outputs.values():
+        assert tensor.dtype == tf.float32.as_datatype_enum and not tensor.tensor_content
+        assert [d.size for d in tensor.tensor_shape.dim][:1] == [1] and len(tensor.float_val) >= 1
+    assert list(response.outputs["logit"].float_val) == pytest.approx([logit(1, X)], rel=1e-6)
 
 
 def test_predict_default_signature_on_serialized_examples(stubs):

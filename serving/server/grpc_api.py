@@ -197,21 +197,20 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
                 self.memory.after(declared)  # trims 0.2 s later, once the answer is out
         return result.version, predict_response_bytes(ref.name, result.version, result.signature_name, result.outputs)
 
-    async def _classify(self, request):
+    async def _on_examples(self, request, run, build_response):
+        """Classify or Regress: the request's examples through `run`, answered by `build_response`."""
         _require_model_spec(request)
         ref = _ref(request.model_spec)
         large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
         examples = await off_loop_if_large(large, examples_from_input, request.input)
-        result = await self.runtime.classify(ref, request.model_spec.signature_name, examples)
-        return result.version, await off_loop_if_large(large, _classification_response, ref, result)
+        result = await run(ref, request.model_spec.signature_name, examples)
+        return result.version, await off_loop_if_large(large, build_response, ref, result)
+
+    async def _classify(self, request):
+        return await self._on_examples(request, self.runtime.classify, _classification_response)
 
     async def _regress(self, request):
-        _require_model_spec(request)
-        ref = _ref(request.model_spec)
-        large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
-        examples = await off_loop_if_large(large, examples_from_input, request.input)
-        result = await self.runtime.regress(ref, request.model_spec.signature_name, examples)
-        return result.version, await off_loop_if_large(large, _regression_response, ref, result)
+        return await self._on_examples(request, self.runtime.regress, _regression_response)
 
     async def _multi_inference(self, request):
         return await multi_inference(self.runtime, request)

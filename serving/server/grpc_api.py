@@ -31,7 +31,7 @@ from serving.errors import Internal, InvalidArgument, ServingError, message
 from serving.server import responses
 from serving.server.examples import example_count, examples_from_input
 from serving.server.grpc_handlers import Undecodable, add_servicer
-from serving.server.limits import RequestLimits, check_tensor_protos
+from serving.server.limits import RequestLimits, check_input_count, check_tensor_protos
 from serving.server.memory import MemoryReleaser, off_loop_if_large
 from serving.server.metrics import GRPC, ServingMetrics
 from serving.server.multi_inference import multi_inference
@@ -182,6 +182,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
     async def _predict(self, request):
         _require_model_spec(request)
         ref = _ref(request.model_spec)
+        check_input_count(len(request.inputs))  # before they are walked
         inputs = input_protos(request)
         declared = check_tensor_protos(inputs, self.limits)  # before anything is decoded
         try:

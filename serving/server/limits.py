@@ -33,6 +33,8 @@ __all__ = [
     "BudgetExceeded",
     "JsonTooDeep",
     "RequestLimits",
+    "MAX_INPUT_TENSORS",
+    "check_input_count",
     "check_json_depth",
     "check_tensor_protos",
 ]
@@ -41,6 +43,9 @@ DEFAULT_MEMORY_BUDGET_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_JSON_DEPTH = 64
 DEFAULT_HEADER_TIMEOUT_S = 30.0
 DEFAULT_BODY_TIMEOUT_S = 60.0
+# Input tensors one request may name. Signatures have a handful; a 16 MB gRPC
+# message holds ~1M empty ones, which took ~4 s of the event loop to walk.
+MAX_INPUT_TENSORS = 4096
 # A string element costs a numpy object slot and a list slot (8 bytes each) even
 # when TensorFlow repeats the last value; each sent value is a bytes object.
 _STRING_SLOT_BYTES = 16
@@ -145,6 +150,23 @@ def _declared_bytes(alias: str, proto: tensor_pb2.TensorProto) -> int:
             f"{len(proto.tensor_content)} bytes of tensor_content for shape {sizes} ({elements * itemsize} bytes)",
         )
     return elements * itemsize
+
+
+def check_input_count(count: int) -> None:
+    """Refuses a request naming more input tensors than any signature takes, before they are walked.
+
+    Raises:
+        InvalidArgument: More than `MAX_INPUT_TENSORS` inputs.
+    """
+    if count > MAX_INPUT_TENSORS:
+        raise InvalidArgument(
+            message(
+                f"Request has {count} input tensors",
+                expected=f"at most {MAX_INPUT_TENSORS} (one per input of the signature)",
+                received=f"{count} entries in inputs",
+                fix="Send one tensor per signature input; GET the model's metadata for their names.",
+            )
+        )
 
 
 def check_tensor_protos(protos: Mapping[str, tensor_pb2.TensorProto], limits: RequestLimits) -> int:

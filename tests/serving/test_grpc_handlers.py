@@ -12,6 +12,7 @@ from tensorflow_serving.apis import model_service_pb2, predict_pb2, prediction_s
 
 from serving.server.grpc_api import MODEL_METHODS, MODEL_SERVICE, PREDICTION_METHODS, PREDICTION_SERVICE
 from serving.server.grpc_handlers import Undecodable, lenient
+from serving.server.limits import MAX_INPUT_TENSORS
 
 # Not a PredictRequest (nor any message): a field tag with wire type 7, which does not exist.
 GARBAGE = b"\xff\xff\xff\xff"
@@ -63,3 +64,17 @@ def test_garbage_to_every_method_is_invalid_argument_and_the_server_keeps_servin
         good.inputs["x"].tensor_shape.dim.add(size=3)
         answer = prediction_service_pb2_grpc.PredictionServiceStub(channel).Predict(good, timeout=30)
     assert answer.outputs["logit"].float_val[0] == pytest.approx(logit(1, x), rel=1e-6)
+
+
+def test_a_predict_naming_thousands_of_inputs_is_refused_before_they_are_walked(server):
+    # ~1M empty inputs fit a 16 MB message; walking them held the event loop ~4 s.
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = MODEL
+    for i in range(MAX_INPUT_TENSORS + 1):
+        request.inputs[f"x{i}"].dtype = tf.float32.as_datatype_enum
+    with grpc.insecure_channel(server.grpc_address) as channel:
+        stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.Predict(request, timeout=30)
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert caught.value.details().startswith(f"Request has {MAX_INPUT_TENSORS + 1} input tensors")

@@ -14,9 +14,11 @@ from tensorflow.core.framework import tensor_pb2
 from serving import config as cfg
 from serving.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from serving.server.limits import (
+    MAX_INPUT_TENSORS,
     BudgetExceeded,
     JsonTooDeep,
     RequestLimits,
+    check_input_count,
     check_json_depth,
     check_tensor_protos,
 )
@@ -35,6 +37,12 @@ def _claiming(shape: list[int], dtype=tf.float32, values=(1.0,)) -> tensor_pb2.T
     else:
         proto.float_val.extend(values)
     return proto
+
+
+def test_input_count_is_bounded():
+    check_input_count(MAX_INPUT_TENSORS)
+    with pytest.raises(InvalidArgument, match=f"Request has {MAX_INPUT_TENSORS + 1} input tensors"):
+        check_input_count(MAX_INPUT_TENSORS + 1)
 
 
 def test_small_request_passes_and_reports_its_declared_size():

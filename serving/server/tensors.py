@@ -17,11 +17,12 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import itertools
 import json
 import math
 import struct
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -75,6 +76,23 @@ def json_type_name(value: Any) -> str:
 def _short(value: Any, limit: int = 80) -> str:
     text = json.dumps(value, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# Keys a message names from a client's object: hostile bodies carry a million
+# (sorting and writing them all held the event loop ~0.5 s).
+_NAMED_KEYS = 32
+
+
+def _some_sorted(keys: Collection[str]) -> list[str]:
+    """The keys sorted, or the first `_NAMED_KEYS` of them sorted when there are more."""
+    return sorted(keys) if len(keys) <= _NAMED_KEYS else sorted(itertools.islice(keys, _NAMED_KEYS))
+
+
+def _named(keys: Collection[str]) -> str:
+    """`[...]` for a message, at most `_NAMED_KEYS` of the keys named."""
+    named = _some_sorted(keys)
+    more = len(keys) - len(named)
+    return f"{named}" + (f" and {more} more ({len(keys)} in all)" if more else "")
 
 
 def _is_b64(value: Any) -> bool:
@@ -317,9 +335,11 @@ def _check_aliases(signature: Signature, received: AbstractSet[str], model: str)
     raise _aliases_error(signature, set(received), model)
 
 
-def _braced(names: list[str]) -> str:
-    """A set of names as TensorFlow Serving writes it: `{a,b}` (absl::StrJoin of a std::set)."""
-    return "{" + ",".join(names) + "}"
+def _braced(names: Collection[str]) -> str:
+    """A set of names as TensorFlow Serving writes it: `{a,b}` (absl::StrJoin of a std::set),
+    sorted; past `_NAMED_KEYS` names, the first of them and `...`."""
+    named = _some_sorted(names)
+    return "{" + ",".join(named) + (",..." if len(named) < len(names) else "") + "}"
 
 
 def _aliases_error(signature: Signature, received: set[str], model: str) -> InvalidArgument:
@@ -330,25 +350,25 @@ def _aliases_error(signature: Signature, received: set[str], model: str) -> Inva
     alias the signature lacks and the set of its inputs.
     """
     expected = sorted(signature.inputs)
-    extra = sorted(received.difference(expected))
+    extra = received.difference(expected)
     missing = sorted(set(expected).difference(received))
     if len(received) != len(expected):
         problem = (
             f"input size does not match signature: {len(received)}!={len(expected)} "
-            f"len({_braced(sorted(received))}) != len({_braced(expected)}). "
+            f"len({_braced(received)}) != len({_braced(expected)}). "
             f"Sent extra: {_braced(extra)}. Missing but required: {_braced(missing)}."
         )
     else:
         problem = (
-            f"input tensor alias not found in signature: {extra[0]}. "
+            f"input tensor alias not found in signature: {min(extra)}. "
             f"Inputs expected to be in the set {_braced(expected)}."
         )
-    hint = did_you_mean(extra[0], missing) if extra and missing else ""
+    hint = did_you_mean(min(extra), missing) if extra and missing else ""
     return InvalidArgument(
         message(
             problem,
             expected=f"inputs {expected} for signature {signature.name!r} of model {model!r}",
-            received=f"{sorted(received)}",
+            received=_named(received),
             fix="Send exactly the inputs listed by GET /v1/models/<name>/metadata." + hint,
         )
     )
@@ -480,7 +500,7 @@ def json_inputs(
             message(
                 problem,
                 expected='either "instances" (row format) or "inputs" (columnar format)',
-                received=f"keys {sorted(body)}",
+                received=f"keys {_named(body)}",
                 fix='Send {"instances": [...]} or {"inputs": {...}}.',
             )
         )
@@ -544,7 +564,7 @@ def _row_inputs(instances: Any, signature: Signature, names: list[str], bools: b
                         f"Failed to process element: {index} key: {unknown} of 'instances' list. "
                         f"Error: INVALID_ARGUMENT: JSON object: does not have named input: {unknown}",
                         expected=f"keys {names}",
-                        received=f"keys {sorted(item)}",
+                        received=f"keys {_named(item)}",
                         fix="Use the input names of GET /v1/models/<name>/metadata.",
                     )
                 )
@@ -553,7 +573,7 @@ def _row_inputs(instances: Any, signature: Signature, names: list[str], bools: b
                     f"Failed to process element: {index} of 'instances' list. JSON object: {_short(item)} "
                     f"keys must be equal to: {','.join(names)}",
                     expected=f"keys {names}",
-                    received=f"keys {sorted(item)}",
+                    received=f"keys {_named(item)}",
                     fix="Give every example one value per signature input.",
                 )
             )
@@ -589,7 +609,7 @@ def _columnar_inputs(inputs: Any, signature: Signature, names: list[str], bools:
                 message(
                     f"Missing named input: {name} in 'inputs' object",
                     expected=f"keys {names}",
-                    received=f"keys {sorted(inputs)}",
+                    received=f"keys {_named(inputs)}",
                     fix="Add the missing input.",
                 )
             )

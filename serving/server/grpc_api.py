@@ -88,23 +88,16 @@ def _ref(model_spec) -> ModelRef:
     )
 
 
-def _set_model_spec(response, ref: ModelRef, result: Result) -> None:
-    """The model spec a response names: the model asked for, the version and signature that ran."""
-    response.model_spec.name = ref.name
-    response.model_spec.version.value = result.version
-    response.model_spec.signature_name = result.signature_name
-
-
 def _classification_response(ref: ModelRef, result: Result) -> classification_pb2.ClassificationResponse:
     response = classification_pb2.ClassificationResponse()
-    _set_model_spec(response, ref, result)
+    responses.fill_model_spec(response.model_spec, ref.name, result.version, result.signature_name)
     responses.fill_classifications(response.result, result.outputs["results"])
     return response
 
 
 def _regression_response(ref: ModelRef, result: Result) -> regression_pb2.RegressionResponse:
     response = regression_pb2.RegressionResponse()
-    _set_model_spec(response, ref, result)
+    responses.fill_model_spec(response.model_spec, ref.name, result.version, result.signature_name)
     responses.fill_regressions(response.result, result.outputs["results"])
     return response
 

@@ -35,6 +35,7 @@ from google.protobuf.message import Message
 from tensorflow.core.framework import tensor_pb2
 from tensorflow_serving.apis import predict_pb2
 
+from serving.server.responses import fill_model_spec
 from serving.server.tensors import array_to_proto
 
 __all__ = ["PredictRequestEntries", "input_protos", "predict_response", "predict_response_bytes"]
@@ -133,9 +134,7 @@ def predict_response(
 ) -> predict_pb2.PredictResponse:
     """The PredictResponse naming the model that ran and carrying its outputs."""
     response = predict_pb2.PredictResponse()
-    response.model_spec.name = name
-    response.model_spec.version.value = version
-    response.model_spec.signature_name = signature_name
+    fill_model_spec(response.model_spec, name, version, signature_name)
     for alias, value in outputs.items():
         array_to_proto(value, response.outputs[alias])
     return response

@@ -6,7 +6,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from google.protobuf import json_format
-from tensorflow_serving.apis import classification_pb2, get_model_metadata_pb2, get_model_status_pb2, regression_pb2
+from tensorflow_serving.apis import (
+    classification_pb2,
+    get_model_metadata_pb2,
+    get_model_status_pb2,
+    model_pb2,
+    regression_pb2,
+)
 
 from serving.errors import InvalidArgument, message
 from serving.server.manager import VersionStatus
@@ -15,6 +21,7 @@ from serving.server.servable import Servable
 __all__ = [
     "SIGNATURE_DEF_FIELD",
     "fill_classifications",
+    "fill_model_spec",
     "fill_regressions",
     "metadata_json",
     "check_metadata_fields",
@@ -78,6 +85,13 @@ def metadata_response(servable: Servable) -> get_model_metadata_pb2.GetModelMeta
     response.model_spec.version.value = servable.version
     response.metadata[SIGNATURE_DEF_FIELD].Pack(servable.signature_def_map())
     return response
+
+
+def fill_model_spec(spec: model_pb2.ModelSpec, name: str, version: int, signature_name: str) -> None:
+    """The model spec a response names: the model asked for, the version and signature that ran."""
+    spec.name = name
+    spec.version.value = version
+    spec.signature_name = signature_name
 
 
 def model_spec_json(name: str, version: int, signature_name: str = "") -> dict[str, Any]:

@@ -351,6 +351,7 @@ def _aliases_error(signature: Signature, received: set[str], model: str) -> Inva
     """
     expected = sorted(signature.inputs)
     extra = received.difference(expected)
+    first_extra = min(extra) if extra else None
     missing = sorted(set(expected).difference(received))
     if len(received) != len(expected):
         problem = (
@@ -360,10 +361,10 @@ def _aliases_error(signature: Signature, received: set[str], model: str) -> Inva
         )
     else:
         problem = (
-            f"input tensor alias not found in signature: {min(extra)}. "
+            f"input tensor alias not found in signature: {first_extra}. "
             f"Inputs expected to be in the set {_braced(expected)}."
         )
-    hint = did_you_mean(min(extra), missing) if extra and missing else ""
+    hint = did_you_mean(first_extra, missing) if extra and missing else ""
     return InvalidArgument(
         message(
             problem,

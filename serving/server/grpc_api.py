@@ -82,10 +82,8 @@ def _require_model_spec(request) -> None:
 
 def _ref(model_spec) -> ModelRef:
     # `version` and `version_label` are a oneof in ModelSpec: at most one is set.
-    has_version = model_spec.HasField("version")
-    return ModelRef(
-        model_spec.name, model_spec.version.value if has_version else None, model_spec.version_label or None
-    )
+    version = model_spec.version.value if model_spec.HasField("version") else None
+    return ModelRef(model_spec.name, version, model_spec.version_label or None)
 
 
 def _classification_response(ref: ModelRef, result: Result) -> classification_pb2.ClassificationResponse:
@@ -174,16 +172,18 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
 
     async def _predict(self, request):
         _require_model_spec(request)
-        ref = _ref(request.model_spec)
+        spec = request.model_spec
+        ref = _ref(spec)
         check_input_count(len(request.inputs))  # before they are walked
         inputs = input_protos(request)
         declared = check_tensor_protos(inputs, self.limits)  # before anything is decoded
+        output_filter = request.output_filter
         try:
             result = await self.runtime.predict(
                 ref,
-                request.model_spec.signature_name,
+                spec.signature_name,
                 lambda signature: proto_inputs(inputs, signature, ref.name),
-                list(request.output_filter),
+                list(output_filter) if output_filter else None,
                 may_run_on_loop=True,
             )
         finally:

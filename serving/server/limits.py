@@ -133,21 +133,24 @@ def _itemsize(alias: str, dtype: int) -> int:
 
 
 def _declared_bytes(alias: str, proto: tensor_pb2.TensorProto) -> int:
+    # Each field read once: every read of a protobuf field here builds a new Python object.
     sizes = [d.size for d in proto.tensor_shape.dim]
-    if any(size < 0 for size in sizes):
+    if sizes and min(sizes) < 0:
         raise _malformed(alias, "negative dimension", f"shape {sizes}")
     elements = math.prod(sizes)
-    if proto.dtype == _STRING:
+    dtype = proto.dtype
+    if dtype == _STRING:
         sent = proto.string_val
         return elements * _STRING_SLOT_BYTES + len(sent) * _BYTES_OBJECT_BYTES + sum(map(len, sent))
-    itemsize = _ITEMSIZE.get(proto.dtype)
+    itemsize = _ITEMSIZE.get(dtype)
     if itemsize is None:
-        itemsize = _ITEMSIZE[proto.dtype] = _itemsize(alias, proto.dtype)
-    if proto.tensor_content and len(proto.tensor_content) != elements * itemsize:
+        itemsize = _ITEMSIZE[dtype] = _itemsize(alias, dtype)
+    content = proto.tensor_content
+    if content and len(content) != elements * itemsize:
         raise _malformed(
             alias,
             "tensor_content does not match the shape",
-            f"{len(proto.tensor_content)} bytes of tensor_content for shape {sizes} ({elements * itemsize} bytes)",
+            f"{len(content)} bytes of tensor_content for shape {sizes} ({elements * itemsize} bytes)",
         )
     return elements * itemsize
 

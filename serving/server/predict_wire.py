@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -106,14 +107,14 @@ def _field(tag: int, payload: bytes) -> bytes:
     return bytes((tag,)) + _varint(len(payload)) + payload
 
 
-def _tensor(array: np.ndarray, dtype_field: bytes, values_tag: int) -> bytes:
+def _tensor_head(shape: tuple[int, ...], dtype_field: bytes, values_tag: int, content_bytes: int) -> bytes:
+    """A TensorProto's bytes up to its values (dtype, shape, the values field's tag and length)."""
     # TensorShapeProto.dim (2) entries: Dim.size (1) as a varint, absent when 0 (proto3).
-    dims = b"".join(_field(0x12, b"\x08" + _varint(size) if size else b"") for size in array.shape)
-    content = array.tobytes()  # C order, little-endian (the dtype string says '<')
-    return dtype_field + _field(0x12, dims) + (_field(values_tag, content) if content else b"")
+    dims = b"".join(_field(0x12, b"\x08" + _varint(size) if size else b"") for size in shape)
+    head = dtype_field + _field(0x12, dims)
+    return head + bytes((values_tag,)) + _varint(content_bytes) if content_bytes else head
 
 
-@functools.lru_cache(maxsize=1024)  # keys: served models' names, versions and signatures
 def _model_spec_field(name: str, version: int, signature_name: str) -> bytes:
     # PredictResponse.model_spec (2). ModelSpec: name (1), version (2: Int64Value,
     # value (1)), signature_name (3).
@@ -124,9 +125,33 @@ def _model_spec_field(name: str, version: int, signature_name: str) -> bytes:
     return _field(0x12, spec)
 
 
-@functools.lru_cache(maxsize=1024)  # keys: served signatures' output aliases
-def _key_field(alias: str) -> bytes:
-    return _field(0x0A, alias.encode())
+# A response's outputs: (alias, numpy dtype string, shape) each, in the signature's output order.
+Layout = tuple[tuple[str, str, tuple[int, ...]], ...]
+
+
+@functools.lru_cache(maxsize=1024)  # keys: served models, their signatures' outputs and request row counts
+def _frames(
+    name: str, version: int, signature_name: str, layout: Layout
+) -> tuple[tuple[str, ...], tuple[bytes, ...]] | None:
+    """The fixed bytes of a float response of this layout: the outputs' aliases in
+    wire order (sorted), the bytes before each one's values, and the model spec
+    after the last (the last of the returned byte strings). None when an output
+    is not float32/float64 (or the version is not one a varint writes here)."""
+    if version < 0:
+        return None
+    aliases, heads = [], []
+    for alias, dtype, shape in sorted(layout):
+        packed = _PACKED.get(dtype)
+        if packed is None:
+            return None
+        content_bytes = math.prod(shape) * np.dtype(dtype).itemsize
+        tensor = _tensor_head(shape, *packed, content_bytes)
+        entry_head = _field(0x0A, alias.encode()) + bytes((0x12,)) + _varint(len(tensor) + content_bytes) + tensor
+        # PredictResponse.outputs (1): a map entry, key (1) then value (2).
+        heads.append(bytes((0x0A,)) + _varint(len(entry_head) + content_bytes) + entry_head)
+        aliases.append(alias)
+    heads.append(_model_spec_field(name, version, signature_name))
+    return tuple(aliases), tuple(heads)
 
 
 def predict_response(
@@ -141,13 +166,20 @@ def predict_response(
 
 
 def predict_response_bytes(name: str, version: int, signature_name: str, outputs: Mapping[str, np.ndarray]) -> bytes:
-    """`predict_response(...)` serialized (deterministically); written directly for float outputs."""
-    entries = []
-    for alias in sorted(outputs):
-        array = outputs[alias]
-        packed = _PACKED.get(array.dtype.str)
-        if packed is None or version < 0:
-            return predict_response(name, version, signature_name, outputs).SerializeToString(deterministic=True)
-        entry = _key_field(alias) + _field(0x12, _tensor(np.asarray(array, order="C"), *packed))
-        entries.append(_field(0x0A, entry))
-    return b"".join(entries) + _model_spec_field(name, version, signature_name)
+    """`predict_response(...)` serialized (deterministically); written directly for float outputs.
+
+    The bytes around the values depend only on the outputs' aliases, dtypes
+    and shapes (`_frames`, cached), so a response is those and each array's
+    own bytes.
+    """
+    frames = _frames(name, version, signature_name, tuple((a, v.dtype.str, v.shape) for a, v in outputs.items()))
+    if frames is None:
+        return predict_response(name, version, signature_name, outputs).SerializeToString(deterministic=True)
+    aliases, heads = frames
+    if len(aliases) == 1:
+        return heads[0] + outputs[aliases[0]].tobytes() + heads[1]
+    parts = []
+    for alias, head in zip(aliases, heads):
+        parts += (head, outputs[alias].tobytes())
+    parts.append(heads[-1])
+    return b"".join(parts)

@@ -10,10 +10,10 @@ calls), and turn TensorFlow errors into TensorFlow Serving status codes.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import grpc
 import numpy as np
@@ -41,8 +41,9 @@ INLINE_CALL_SECONDS = 0.001
 LARGE_RESULT_EXAMPLES = 4096
 
 
-@dataclasses.dataclass(frozen=True)
-class ModelRef:
+# Named tuples, not frozen dataclasses: one of each is built per request, and a
+# frozen dataclass sets each field through object.__setattr__ (~2x the time).
+class ModelRef(NamedTuple):
     """Which servable a request asks for: a version, a label, or the latest."""
 
     name: str
@@ -50,8 +51,7 @@ class ModelRef:
     label: str | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     """What a request ran on and what it produced."""
 
     version: int

@@ -821,19 +821,18 @@ def proto_to_array(proto: tensor_pb2.TensorProto, spec: TensorSpec, signature: S
         spec: The signature's input it is for.
         signature: The signature (its feed order names the input in a dtype error).
     """
-    if proto.dtype != spec.datatype_enum and not (
-        tf.dtypes.as_dtype(proto.dtype).is_integer and spec.dtype.is_floating
-    ):
+    dtype = proto.dtype
+    if dtype != spec.datatype_enum and not (tf.dtypes.as_dtype(dtype).is_integer and spec.dtype.is_floating):
         raise _dtype_error(
             signature,
             spec.alias,
-            _cpp_dtype_name(proto.dtype),
-            received=f"a TensorProto of dtype {_cpp_dtype_name(proto.dtype)} for {spec.alias!r}",
+            _cpp_dtype_name(dtype),
+            received=f"a TensorProto of dtype {_cpp_dtype_name(dtype)} for {spec.alias!r}",
             fix=f"Build the TensorProto with tf.make_tensor_proto(values, dtype=tf.{spec.dtype.name}).",
         )
     try:
         content = proto.tensor_content
-        if content and not spec.is_string and proto.dtype == spec.datatype_enum:
+        if content and not spec.is_string and dtype == spec.datatype_enum:
             # Fast path for what tf.make_tensor_proto writes for numpy arrays.
             shape = [d.size for d in proto.tensor_shape.dim]
             return np.frombuffer(content, dtype=spec.numpy_dtype).reshape(shape)

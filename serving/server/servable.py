@@ -36,6 +36,9 @@ __all__ = ["Servable", "Signature", "TensorSpec"]
 log = logging.getLogger(__name__)
 
 
+_MAX_FITTING_SHAPES = 256  # shapes remembered per TensorSpec as fitting it
+
+
 @dataclasses.dataclass(frozen=True)
 class TensorSpec:
     """An input or output of a signature, from its TensorInfo.
@@ -52,6 +55,7 @@ class TensorSpec:
     numpy_dtype: np.dtype = dataclasses.field(init=False, repr=False, compare=False)
     is_string: bool = dataclasses.field(init=False, repr=False, compare=False)
     datatype_enum: int = dataclasses.field(init=False, repr=False, compare=False)
+    _fitting: set[tuple[int, ...]] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Computed once: the request path compares dtypes on every call.
@@ -59,6 +63,19 @@ class TensorSpec:
         object.__setattr__(self, "is_string", is_string)
         object.__setattr__(self, "datatype_enum", self.dtype.as_datatype_enum)
         object.__setattr__(self, "numpy_dtype", np.dtype(object) if is_string else np.dtype(self.dtype.as_numpy_dtype))
+        object.__setattr__(self, "_fitting", set())
+
+    def fits(self, shape: tuple[int, ...]) -> bool:
+        """Whether a value of `shape` fits this spec's shape (an unknown size takes any size,
+        an unknown rank any shape). The shapes that fit are remembered (a set lookup on the
+        request path; at most `_MAX_FITTING_SHAPES`, so hostile shapes cannot grow it)."""
+        if shape in self._fitting:
+            return True
+        dims = self.shape
+        fits = dims is None or (len(shape) == len(dims) and all(d is None or d == v for d, v in zip(dims, shape)))
+        if fits and len(self._fitting) < _MAX_FITTING_SHAPES:
+            self._fitting.add(shape)
+        return fits
 
     @classmethod
     def from_tensor_info(cls, alias: str, info: meta_graph_pb2.TensorInfo) -> TensorSpec:

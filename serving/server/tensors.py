@@ -443,13 +443,7 @@ def check_inputs(signature: Signature, inputs: Mapping[str, np.ndarray], model: 
                 )
         # TF1 graphs take any shape (a session feed is not checked against the
         # TensorInfo; the ops decide), as in TensorFlow Serving.
-        if (
-            not signature.feeds_any_shape
-            and spec.shape is not None
-            and (
-                value.ndim != len(spec.shape) or any(d is not None and d != v for d, v in zip(spec.shape, value.shape))
-            )
-        ):
+        if not signature.feeds_any_shape and not spec.fits(value.shape):
             raise InvalidArgument(
                 message(
                     f"Input {alias!r} has an incompatible shape",
@@ -857,7 +851,8 @@ def proto_inputs(
     (`Runtime.predict`, the warm-up replay): it also casts integer tensors
     sent for float inputs.
     """
-    _check_aliases(signature, set(protos), model)
+    # A dict's keys compare as a set without building one (a protobuf map's do not).
+    _check_aliases(signature, protos.keys() if protos.__class__ is dict else set(protos), model)
     # By key: a protobuf map's items() is collections.abc's generator, 2x slower.
     inputs = signature.inputs
     return {alias: proto_to_array(protos[alias], inputs[alias], signature) for alias in protos}

@@ -29,7 +29,9 @@ Two reference rows:
 - the ceiling, in-process batched inference: the loaded signature called
   directly with batches of `concurrency` rows, no server at all;
 - the front-end floor: a server on the same libraries (aiohttp, grpc.aio, on
-  uvloop's event loop as the embedded server runs them) whose
+  uvloop's event loop as the embedded server runs them, Predict calls
+  accepted several at a time as the embedded server accepts them,
+  serving/server/grpc_accepts.py) whose
   handlers return a canned answer without parsing the request or touching a
   model, driven by the same clients. No server built on these libraries can
   answer faster on this machine than this row.
@@ -437,6 +439,8 @@ def serve_floor() -> None:
     from aiohttp import web
     from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
+    from serving.server.grpc_accepts import ConcurrentAccepts
+
     rest_answer = json.dumps({"predictions": [[0.5]]})
     grpc_answer = predict_pb2.PredictResponse()
     grpc_answer.model_spec.name = MODEL
@@ -460,9 +464,18 @@ def serve_floor() -> None:
     async def serve() -> None:
         runner = await start_http_server(predict, extra_routes=[("GET", FLOOR_COUNT_PATH, count)])
         server = grpc.aio.server()
-        prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(Canned(), server)
+        canned = Canned()
+        prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(canned, server)
+        # Predict calls accepted several at a time, as the embedded server accepts them.
+        handler = grpc.unary_unary_rpc_method_handler(
+            canned.Predict,
+            request_deserializer=predict_pb2.PredictRequest.FromString,
+            response_serializer=predict_pb2.PredictResponse.SerializeToString,
+        )
+        accepts = ConcurrentAccepts.register(server, "tensorflow.serving.PredictionService", {"Predict": handler})
         grpc_port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
+        accepts.start()
         print(runner.addresses[0][1], grpc_port, flush=True)
         await asyncio.Event().wait()
 

@@ -38,6 +38,7 @@ from serving.protos import (
 )
 from serving.server import limits as limit_defaults
 from serving.server.batching import BatchingOptions
+from serving.server.grpc_accepts import ConcurrentAccepts
 from serving.server.grpc_api import start_grpc_server
 from serving.server.limits import RequestLimits
 from serving.server.manager import ModelManager
@@ -192,6 +193,7 @@ class EmbeddedServer:
         self._thread: threading.Thread | None = None
         self._runner: web.ServerRunner | None = None
         self._grpc: grpc.aio.Server | None = None
+        self.grpc_accepts: ConcurrentAccepts | None = None  # Predict's accept loops, once gRPC runs
         self.rest_port: int | None = None
         self.grpc_port: int | None = None
         self._stopped = threading.Event()
@@ -277,7 +279,7 @@ class EmbeddedServer:
         self.rest_port = self._runner.addresses[0][1]
         if self.options.grpc_port is not None:
             try:
-                self._grpc, self.grpc_port = await start_grpc_server(
+                self._grpc, self.grpc_port, self.grpc_accepts = await start_grpc_server(
                     self.runtime,
                     self.metrics,
                     address=f"{host}:{self.options.grpc_port}",

@@ -30,6 +30,7 @@ from tensorflow_serving.apis import (
 from serving.errors import Internal, InvalidArgument, ServingError, message
 from serving.server import responses
 from serving.server.examples import example_count, examples_from_input
+from serving.server.grpc_accepts import ConcurrentAccepts
 from serving.server.grpc_handlers import Undecodable, add_servicer
 from serving.server.limits import RequestLimits, check_input_count, check_tensor_protos
 from serving.server.memory import MemoryReleaser, off_loop_if_large
@@ -253,7 +254,7 @@ async def start_grpc_server(
     limits: RequestLimits | None = None,
     memory: MemoryReleaser | None = None,
     reload_policy: ReloadPolicy | None = None,
-) -> tuple[grpc.aio.Server, int]:
+) -> tuple[grpc.aio.Server, int, ConcurrentAccepts]:
     """Starts the gRPC server on `address` (call on the server's loop).
 
     Args:
@@ -267,7 +268,7 @@ async def start_grpc_server(
             refused when None.
 
     Returns:
-        The server and the bound port.
+        The server, the bound port, and the loops accepting Predict calls.
 
     Raises:
         OSError: The address cannot be bound.
@@ -281,7 +282,7 @@ async def start_grpc_server(
     )
     extras = {"limits": limits, "memory": memory, "reload_policy": reload_policy}
     # As the generated add_*Servicer_to_server, but an unparsable request is INVALID_ARGUMENT, not UNKNOWN.
-    add_servicer(
+    prediction = add_servicer(
         server,
         PREDICTION_SERVICE,
         PredictionServicer(runtime, metrics, **extras),
@@ -289,6 +290,8 @@ async def start_grpc_server(
         parse_as={"Predict": PredictRequestEntries},  # the same bytes, without building the inputs map
     )
     add_servicer(server, MODEL_SERVICE, ModelServicer(runtime, metrics, **extras), MODEL_METHODS)
+    # Predict calls accepted several at a time (grpc.aio's loop accepts one per round trip).
+    accepts = ConcurrentAccepts.register(server, PREDICTION_SERVICE, {"Predict": prediction["Predict"]})
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as err:  # grpcio raises instead of returning 0 on bind failure
@@ -296,4 +299,5 @@ async def start_grpc_server(
     if not port:
         raise OSError(f"Could not bind gRPC to {address}")
     await server.start()
-    return server, port
+    accepts.start()
+    return server, port, accepts

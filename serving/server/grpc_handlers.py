@@ -82,7 +82,7 @@ def add_servicer(
     servicer: object,
     methods: Mapping[str, tuple[type[Message], type[Message]]],
     parse_as: Mapping[str, type[Message]] | None = None,
-) -> None:
+) -> dict[str, grpc.RpcMethodHandler]:
     """Registers `servicer`'s unary methods as the generated code does, with lenient parsing.
 
     Args:
@@ -94,6 +94,9 @@ def add_servicer(
         methods: Method name to (request class, response class).
         parse_as: Method name to the class its requests are parsed into,
             where it is not the request class (see `lenient`).
+
+    Returns:
+        The method handlers by method name.
     """
     handlers = {
         name: grpc.unary_unary_rpc_method_handler(
@@ -104,3 +107,4 @@ def add_servicer(
         for name, (request, response) in methods.items()
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    return handlers

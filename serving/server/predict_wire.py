@@ -12,8 +12,10 @@ last value, as a parsed map does.
 Building the message field by field and serializing it costs ~8 us a
 request in the protobuf C++ extension; the bytes of a response whose
 outputs are float tensors (most models: scores, probabilities, regressions)
-are a few fixed headers around each array's own little-endian bytes, ~3 us.
-The bytes are those `SerializeToString(deterministic=True)` writes for the
+are a few fixed headers around each array's own little-endian bytes. The
+headers depend only on the outputs' aliases, dtypes and shapes, so they are
+built once per layout (`_frames`) and a response is one concatenation,
+~1 us. The bytes are those `SerializeToString(deterministic=True)` writes for the
 message `predict_response` builds (map entries sorted by alias), so any
 client parses the same response; other dtypes take the message path.
 

@@ -72,7 +72,12 @@ def unsupported_reason(server: grpc.aio.Server | None = None) -> str | None:
 
 
 class ConcurrentAccepts:
-    """Accept loops for some methods of one grpc.aio server (see the module docstring)."""
+    """Accept loops for some methods of one grpc.aio server (see the module docstring).
+
+    For servers built without interceptors and without
+    `maximum_concurrent_rpcs` (as `grpc_api.start_grpc_server` builds its
+    server): the calls these loops accept do not pass through either.
+    """
 
     def __init__(self, server: grpc.aio.Server, methods: Mapping[str, grpc.RpcMethodHandler], count: int) -> None:
         self._server = server

@@ -104,9 +104,10 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _field(tag: int, payload: bytes) -> bytes:
-    """A length-delimited field: tag byte, length, payload."""
-    return bytes((tag,)) + _varint(len(payload)) + payload
+def _field(tag: int, payload: bytes, trailing: int = 0) -> bytes:
+    """A length-delimited field: tag byte, length, payload. With `trailing`, the field's
+    start only: its length counts `trailing` more bytes, written after it (an array's values)."""
+    return bytes((tag,)) + _varint(len(payload) + trailing) + payload
 
 
 def _tensor_head(shape: tuple[int, ...], dtype_field: bytes, values_tag: int, content_bytes: int) -> bytes:
@@ -114,7 +115,7 @@ def _tensor_head(shape: tuple[int, ...], dtype_field: bytes, values_tag: int, co
     # TensorShapeProto.dim (2) entries: Dim.size (1) as a varint, absent when 0 (proto3).
     dims = b"".join(_field(0x12, b"\x08" + _varint(size) if size else b"") for size in shape)
     head = dtype_field + _field(0x12, dims)
-    return head + bytes((values_tag,)) + _varint(content_bytes) if content_bytes else head
+    return head + _field(values_tag, b"", content_bytes) if content_bytes else head
 
 
 def _model_spec_field(name: str, version: int, signature_name: str) -> bytes:
@@ -127,7 +128,7 @@ def _model_spec_field(name: str, version: int, signature_name: str) -> bytes:
     return _field(0x12, spec)
 
 
-# A response's outputs: (alias, numpy dtype string, shape) each, in the signature's output order.
+# A response's outputs: (alias, numpy dtype string, shape) each, in the order the signature returned them.
 Layout = tuple[tuple[str, str, tuple[int, ...]], ...]
 
 
@@ -148,9 +149,9 @@ def _frames(
             return None
         content_bytes = math.prod(shape) * np.dtype(dtype).itemsize
         tensor = _tensor_head(shape, *packed, content_bytes)
-        entry_head = _field(0x0A, alias.encode()) + bytes((0x12,)) + _varint(len(tensor) + content_bytes) + tensor
         # PredictResponse.outputs (1): a map entry, key (1) then value (2).
-        heads.append(bytes((0x0A,)) + _varint(len(entry_head) + content_bytes) + entry_head)
+        entry_head = _field(0x0A, alias.encode()) + _field(0x12, tensor, content_bytes)
+        heads.append(_field(0x0A, entry_head, content_bytes))
         aliases.append(alias)
     heads.append(_model_spec_field(name, version, signature_name))
     return tuple(aliases), tuple(heads)

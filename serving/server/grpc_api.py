@@ -81,12 +81,6 @@ def _require_model_spec(request) -> None:
         )
 
 
-def _ref(model_spec) -> ModelRef:
-    # `version` and `version_label` are a oneof in ModelSpec: at most one is set.
-    version = model_spec.version.value if model_spec.HasField("version") else None
-    return ModelRef(model_spec.name, version, model_spec.version_label or None)
-
-
 def _classification_response(ref: ModelRef, result: Result) -> classification_pb2.ClassificationResponse:
     response = classification_pb2.ClassificationResponse()
     responses.fill_model_spec(response.model_spec, ref.name, result.version, result.signature_name)
@@ -174,7 +168,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
     async def _predict(self, request):
         _require_model_spec(request)
         spec = request.model_spec
-        ref = _ref(spec)
+        ref = ModelRef.of_model_spec(spec)
         check_input_count(len(request.inputs))  # before they are walked
         inputs = input_protos(request)
         declared = check_tensor_protos(inputs, self.limits)  # before anything is decoded
@@ -195,7 +189,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
     async def _on_examples(self, request, run, build_response):
         """Classify or Regress: the request's examples through `run`, answered by `build_response`."""
         _require_model_spec(request)
-        ref = _ref(request.model_spec)
+        ref = ModelRef.of_model_spec(request.model_spec)
         large = example_count(request.input) >= LARGE_RESULT_EXAMPLES
         examples = await off_loop_if_large(large, examples_from_input, request.input)
         result = await run(ref, request.model_spec.signature_name, examples)
@@ -213,7 +207,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
     async def _metadata(self, request):
         _require_model_spec(request)
         responses.check_metadata_fields(list(request.metadata_field))
-        ref = _ref(request.model_spec)
+        ref = ModelRef.of_model_spec(request.model_spec)
         with self.runtime.manager.handle(ref.name, ref.version, ref.label) as servable:
             return servable.version, responses.metadata_response(servable)
 
@@ -229,7 +223,7 @@ class ModelServicer(_Servicer, model_service_pb2_grpc.ModelServiceServicer):
 
     async def _status(self, request):
         _require_model_spec(request)
-        ref = _ref(request.model_spec)
+        ref = ModelRef.of_model_spec(request.model_spec)
         statuses = self.runtime.manager.status(ref.name, ref.version, ref.label)
         return ref.version, responses.status_response(statuses)
 

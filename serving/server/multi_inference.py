@@ -103,11 +103,6 @@ def task_signatures(servable: Servable, request: inference_pb2.MultiInferenceReq
     return signatures
 
 
-def _model_ref(spec) -> ModelRef:
-    """The servable a MultiInference runs on: the first task's model spec (TensorFlow Serving's helper)."""
-    return ModelRef(spec.name, spec.version.value if spec.HasField("version") else None, spec.version_label or None)
-
-
 def fill_result(
     result: inference_pb2.InferenceResult,
     task: inference_pb2.InferenceTask,
@@ -149,7 +144,8 @@ async def multi_inference(
     """
     if not request.tasks or not request.tasks[0].model_spec.name:
         check_tasks(request)  # raises: no tasks, or the first task names no model
-    ref = _model_ref(request.tasks[0].model_spec)
+    # The servable it runs on: the first task's model spec (TensorFlow Serving's helper).
+    ref = ModelRef.of_model_spec(request.tasks[0].model_spec)
     response = inference_pb2.MultiInferenceResponse()
     # TensorFlow Serving resolves the first task's model first (NOT_FOUND), then checks the tasks.
     with runtime.manager.handle(ref.name, ref.version, ref.label) as servable:

@@ -50,6 +50,12 @@ class ModelRef(NamedTuple):
     version: int | None = None
     label: str | None = None
 
+    @classmethod
+    def of_model_spec(cls, spec) -> ModelRef:
+        """The reference a gRPC request's ModelSpec makes (`version` and `version_label`
+        are a oneof: at most one is set)."""
+        return cls(spec.name, spec.version.value if spec.HasField("version") else None, spec.version_label or None)
+
 
 class Result(NamedTuple):
     """What a request ran on and what it produced."""

@@ -380,7 +380,7 @@ def _parser() -> argparse.ArgumentParser:
     status = commands.add_parser("status", help="GET /v1/models/<name>")
     status.add_argument("name")
     status.add_argument("--version", type=int)
-    status.add_argument("--label")
+    status.add_argument("--label", help="sent in the URL; the server lists every version (as TF Serving)")
     common(status)
     status.set_defaults(run=_cmd_status)
 

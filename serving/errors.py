@@ -27,7 +27,6 @@ __all__ = [
     "FailedPrecondition",
     "Internal",
     "InvalidArgument",
-    "MethodNotAllowed",
     "NotFound",
     "PermissionDenied",
     "RequestTimeout",
@@ -37,8 +36,14 @@ __all__ = [
     "Unavailable",
     "Unimplemented",
     "did_you_mean",
+    "echoed",
     "message",
 ]
+
+# The most characters of a client's value (a model name, a label) that an error message repeats: a
+# 10 KB model name echoed twice overran gRPC's 16 KB metadata limit and turned NOT_FOUND into
+# RESOURCE_EXHAUSTED at the client.
+ECHO_LIMIT = 200
 
 # TensorFlow Serving's ToHTTPStatusCode (model_servers/http_server.cc).
 _HTTP_STATUS = {
@@ -85,6 +90,18 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     return f' Did you mean "{close[0]}"?' if close else ""
 
 
+def echoed(value: str, limit: int = ECHO_LIMIT) -> str:
+    """`value` as an error message repeats it: whole up to `limit` characters, else cut and marked.
+
+    Example:
+        >>> echoed("m" * 10_000, limit=3)
+        'mmm...(10000 characters)'
+    """
+    if len(value) <= limit:
+        return value
+    return f"{value[:limit]}...({len(value)} characters)"
+
+
 class ServingError(Exception):
     """An error carrying a canonical status code.
 
@@ -123,22 +140,6 @@ class FailedPrecondition(ServingError):
 
 class PermissionDenied(ServingError):
     code = grpc.StatusCode.PERMISSION_DENIED
-
-
-class MethodNotAllowed(InvalidArgument):
-    """A known path with the wrong HTTP method: HTTP 405 with an `Allow` header.
-
-    Attributes:
-        allow: The method the path takes (GET or POST).
-    """
-
-    def __init__(self, text: str, allow: str) -> None:
-        super().__init__(text)
-        self.allow = allow
-
-    @property
-    def http_status(self) -> int:
-        return 405
 
 
 class RequestTimeout(ServingError):

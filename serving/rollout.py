@@ -188,16 +188,22 @@ _UNKNOWN_LABEL = "Unrecognized servable version label"
 
 
 def wait_for_label(target: ServingTarget, name: str, label: str, version: int, timeout: float) -> None:
-    """Polls until `label` resolves to `version` on the server."""
+    """Polls until `label` resolves to `version` on the server.
+
+    Asks GetModelMetadata by label (`GET /v1/models/<name>/labels/<label>/metadata`): its
+    `model_spec.version` is the version serving under the label (TF Serving's
+    `SavedModelGetSignatureDef` answers with the handle's id, get_model_metadata_impl.cc).
+    GetModelStatus cannot tell: TF Serving ignores its label and lists every version.
+    """
     deadline = time.monotonic() + timeout
     with RestClient(target.rest_url, timeout=min(timeout, 10.0)) as client:
         while True:
             try:
-                entries = client.status(name, label=label)["model_version_status"]
-                if entries and int(entries[0]["version"]) == version and entries[0]["state"] == "AVAILABLE":
+                if int(client.metadata(name, label=label)["model_spec"]["version"]) == version:
                     return
             except ServerError as err:
-                # Not there yet: an unknown model (404) or label (400, TF Serving's words).
+                # Not there yet: an unknown model or unloaded version (404), or an unknown label
+                # (400, TF Serving's words).
                 if not (err.http_status == 404 or _UNKNOWN_LABEL in str(err)):
                     raise
             if time.monotonic() >= deadline:

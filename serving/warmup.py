@@ -44,7 +44,16 @@ DEFAULT_WARMUP_BYTES = 4 * 1024 * 1024
 
 
 class WarmupFileError(ValueError):
-    """A warmup file that cannot be read: not TFRecord, a record that is not a PredictionLog, too many records."""
+    """A warmup file that cannot be read: not TFRecord, a record that is not a PredictionLog, too many records.
+
+    `code` is the canonical code TensorFlow Serving's `RunSavedModelWarmup`
+    (servables/tensorflow/saved_model_warmup_util.cc) fails the load with:
+    "DATA_LOSS" for bytes that are not TFRecord, "INVALID_ARGUMENT" otherwise.
+    """
+
+    def __init__(self, text: str, code: str = "INVALID_ARGUMENT") -> None:
+        super().__init__(text)
+        self.code = code
 
 
 def warmup_path(version_dir: str | os.PathLike) -> Path:
@@ -196,7 +205,8 @@ def iter_warmup_records(path: str | os.PathLike) -> Iterator[prediction_log_pb2.
                     expected=f"{path} to be a TFRecord file of PredictionLog protos",
                     received=f"bytes that are not TFRecord framing after {count} records",
                     fix="Write it with tf.io.TFRecordWriter (serving.warmup.write_warmup_file does).",
-                )
+                ),
+                code="DATA_LOSS",
             ) from None
         count += 1
         if count > MAX_WARMUP_RECORDS:

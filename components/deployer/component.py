@@ -99,7 +99,16 @@ def _embedded_server(config_dir: str, model_name: str, base_path: str, limits=No
         model = cfg.model_config(model_name, base_path, policy=cfg.latest_policy(1))
         files = cfg.write_server_files(config_dir, cfg.server_config(model))
     sizes = limits.server_options() if limits is not None else {}
-    server = EmbeddedServer.from_files(files, rest_port=0, grpc_port=0, file_system_poll_wait_seconds=0.2, **sizes)
+    # A config that earlier deployments wrote labels `stable`: as TF Serving, a server starts from labels on versions
+    # not yet loaded only with this option.
+    server = EmbeddedServer.from_files(
+        files,
+        rest_port=0,
+        grpc_port=0,
+        file_system_poll_wait_seconds=0.2,
+        allow_version_labels_for_unavailable_models=True,
+        **sizes,
+    )
     return server.start()
 
 

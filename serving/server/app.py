@@ -40,6 +40,7 @@ from serving.server import limits as limit_defaults
 from serving.server.batching import BatchingOptions
 from serving.server.grpc_accepts import ConcurrentAccepts
 from serving.server.grpc_api import start_grpc_server
+from serving.server.http_log import ConnectionErrorLog
 from serving.server.limits import RequestLimits
 from serving.server.manager import ModelManager
 from serving.server.memory import MemoryReleaser
@@ -173,6 +174,7 @@ class EmbeddedServer:
             config_path=self.config_path,
             config_poll_seconds=self.options.model_config_file_poll_wait_seconds,
         )
+        self.metrics.model_known = self.manager.knows
         batching = BatchingOptions.from_proto(self.options.batching) if self.options.batching else None
         self.runtime = Runtime(
             self.manager, self.metrics, batching=batching, inference_threads=self.options.inference_threads
@@ -267,7 +269,12 @@ class EmbeddedServer:
         # each answer): that is the header timeout. After an early answer (408,
         # 413) it reads the unsent rest of the body at most `lingering_time`.
         self._runner = web.ServerRunner(
-            self.rest.server(access_log=None, keepalive_timeout=self.limits.header_timeout_s, lingering_time=2.0)
+            self.rest.server(
+                access_log=None,
+                logger=ConnectionErrorLog(log),
+                keepalive_timeout=self.limits.header_timeout_s,
+                lingering_time=2.0,
+            )
         )
         await self._runner.setup()
         host = self.options.host
@@ -277,6 +284,7 @@ class EmbeddedServer:
         except OSError as err:
             raise _port_in_use("REST", host, self.options.rest_port, "--rest-port", err) from None
         self.rest_port = self._runner.addresses[0][1]
+        self.rest.bound(host, self.rest_port)
         if self.options.grpc_port is not None:
             try:
                 self._grpc, self.grpc_port, self.grpc_accepts = await start_grpc_server(

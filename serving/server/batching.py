@@ -17,12 +17,13 @@ the outputs are split back, like TensorFlow Serving's batching session:
   back (TensorFlow Serving's `batching_util.cc`). Without it, such requests
   go to different queues instead of failing together.
 
-Requests that cannot be merged run alone on the same threads, where
-TensorFlow Serving refuses them: inputs with different first dimensions
-("Batching Run() input tensors must have equal 0th-dimension size"),
-scalars ("... must have at least one dimension"), and more rows than
-`max_batch_size` ("Task size N is larger than maximum input batch size M",
-unless its `enable_large_batch_splitting` splits them).
+Requests TensorFlow Serving's batching refuses are refused with its words
+(INVALID_ARGUMENT): inputs with different first dimensions ("Batching Run()
+input tensors must have equal 0th-dimension size"), scalars ("... must have
+at least one dimension"), no inputs. A request with more rows than
+`max_batch_size` runs alone on the same threads (TensorFlow Serving: "Task
+size N is larger than maximum input batch size M", unless its
+`enable_large_batch_splitting` splits them).
 
 The scheduler lives on the server's event loop: queues are touched only from
 that loop. Model calls run on the batch threads, except batches of Predict
@@ -198,7 +199,9 @@ def _option_problems(options: BatchingOptions):
             f"increasing sizes ending with max_batch_size={options.max_batch_size}",
             f"Use e.g. [{max(1, options.max_batch_size // 2)}, {options.max_batch_size}].",
         )
-    if any(later <= earlier for earlier, later in zip(allowed, allowed[1:])) or (allowed and allowed[0] < 1):
+    # Only with large-batch splitting (max_execution_batch_size), as TF Serving's CreateBasicBatchingSession;
+    # otherwise a batch is padded to the first listed size that holds it (`RoundToLowestAllowedBatchSize`).
+    if execution is not None and any(later <= earlier for earlier, later in zip(allowed, allowed[1:])):
         yield (
             "allowed_batch_sizes entries must be monotonically increasing",
             "positive sizes, each larger than the one before",
@@ -231,6 +234,32 @@ class _Queue:
 
 # (servable, signature, rows, seconds each request of the batch waited before it ran)
 BatchObserver = Callable[[Servable, Signature, int, list[float]], None]
+
+
+def _unbatchable(problem: str, inputs: Mapping[str, np.ndarray]) -> InvalidArgument:
+    return InvalidArgument(
+        message(
+            problem,
+            expected="inputs with a batch dimension, of one size across the inputs (batching is on)",
+            received=", ".join(f"{alias}: shape {list(value.shape)}" for alias, value in sorted(inputs.items()))
+            or "no inputs",
+            fix="Send every input with the same number of rows as its first dimension.",
+        )
+    )
+
+
+def _check_batchable(inputs: Mapping[str, np.ndarray]) -> None:
+    """TF Serving's `ComputeTensorBatchSize` (batching/batching_util.h), which its batching
+    session runs on every request before queueing it: INVALID_ARGUMENT otherwise."""
+    if not inputs:
+        raise _unbatchable("Batching Run() must have at least one input tensor", inputs)
+    sizes = set()
+    for value in inputs.values():
+        if not value.ndim:
+            raise _unbatchable("Batching Run() input tensors must have at least one dimension", inputs)
+        sizes.add(value.shape[0])
+        if len(sizes) > 1:
+            raise _unbatchable("Batching Run() input tensors must have equal 0th-dimension size", inputs)
 
 
 class BatchScheduler:
@@ -308,11 +337,13 @@ class BatchScheduler:
         pad = self._pad
         if len(inputs) == 1:  # the common case, without the general case's set and sort
             ((alias, value),) = inputs.items()
-            size = value.shape[0] if value.ndim else -1
+            if not value.ndim:
+                raise _unbatchable("Batching Run() input tensors must have at least one dimension", inputs)
+            size = value.shape[0]
             shapes = ((alias, value.ndim if pad else value.shape[1:], value.dtype.str),)
         else:
-            sizes = {value.shape[0] if value.ndim else -1 for value in inputs.values()}
-            size = sizes.pop() if len(sizes) == 1 else -1
+            _check_batchable(inputs)
+            size = next(iter(inputs.values())).shape[0]
             shapes = tuple(
                 (alias, value.ndim if pad else value.shape[1:], value.dtype.str)
                 for alias, value in sorted(inputs.items())

@@ -95,13 +95,31 @@ def _regression_response(ref: ModelRef, result: Result) -> regression_pb2.Regres
     return response
 
 
+# The most bytes an error message may take in the grpc-message trailer, percent-encoded as gRPC sends
+# it. A client refuses trailers over its metadata limit (8 KiB soft, 16 KiB hard by default) and
+# reports RESOURCE_EXHAUSTED in place of the server's status.
+_MAX_DETAILS_BYTES = 4096
+
+
+def _bounded_details(text: str) -> str:
+    """`text` cut to fit `_MAX_DETAILS_BYTES` once percent-encoded (the start, TF Serving's words, kept)."""
+    if len(text) * 9 <= _MAX_DETAILS_BYTES:  # at most 9 encoded bytes a character
+        return text
+    size = 0
+    for end, char in enumerate(text):
+        size += 1 if " " <= char <= "~" and char != "%" else 3 * len(char.encode("utf-8", "replace"))
+        if size > _MAX_DETAILS_BYTES - 64:  # room for the mark
+            return f"{text[:end]}...(message cut at {end} of {len(text)} characters)"
+    return text
+
+
 def _grpc_method(api: str, work: Callable[[_Servicer, Message], Awaitable[tuple[int | None, object]]]):
     """A servicer method that runs `work(self, request)` and answers with its
     response, or aborts with its error as a gRPC status.
 
     The method is `work`'s only caller, so a call suspends and resumes through
     two coroutine frames (this one, `work`) besides the runtime's. A request
-    that did not parse (`Undecodable`) is INVALID_ARGUMENT and is not counted:
+    that did not parse (`Undecodable`) is INTERNAL, as C++ gRPC answers it, and is not counted:
     TensorFlow Serving never sees one. TensorFlow Serving counts Predict,
     Classify and Regress over gRPC (`_COUNTED_APIS`).
     """
@@ -109,7 +127,7 @@ def _grpc_method(api: str, work: Callable[[_Servicer, Message], Awaitable[tuple[
 
     async def method(self: _Servicer, request, context: grpc.aio.ServicerContext):
         if request.__class__ is Undecodable:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.error_text())
+            await context.abort(grpc.StatusCode.INTERNAL, request.error_text())
         started = time.perf_counter()
         try:
             _, response = await work(self, request)
@@ -139,7 +157,7 @@ def _grpc_method(api: str, work: Callable[[_Servicer, Message], Awaitable[tuple[
                 status=error.code_name,
                 seconds=time.perf_counter() - started,
             )
-        await context.abort(error.code, error.text)
+        await context.abort(error.code, _bounded_details(error.text))
 
     method.__name__ = method.__qualname__ = f"{api}_method"
     return method
@@ -180,6 +198,7 @@ class PredictionServicer(_Servicer, prediction_service_pb2_grpc.PredictionServic
                 lambda signature: proto_inputs(inputs, signature, ref.name),
                 list(output_filter) if output_filter else None,
                 may_run_on_loop=True,
+                over_grpc=True,
             )
         finally:
             if self.memory is not None:
@@ -224,7 +243,7 @@ class ModelServicer(_Servicer, model_service_pb2_grpc.ModelServiceServicer):
     async def _status(self, request):
         _require_model_spec(request)
         ref = ModelRef.of_model_spec(request.model_spec)
-        statuses = self.runtime.manager.status(ref.name, ref.version, ref.label)
+        statuses = self.runtime.manager.status(ref.name, ref.version)  # any label ignored, as TF Serving
         return ref.version, responses.status_response(statuses)
 
     async def _reload(self, request):

@@ -1,11 +1,13 @@
-"""gRPC method handlers that answer an unparsable request with INVALID_ARGUMENT.
+"""gRPC method handlers that answer an unparsable request with INTERNAL, as TF Serving's C++ gRPC.
 
 The generated `add_*Servicer_to_server` functions parse requests with the
 message's `FromString`; when it raises, grpcio answers UNKNOWN
-"Unexpected <class 'google.protobuf.message.DecodeError'>: ..." (TF Serving's
-C++ gRPC answers INTERNAL). Here a request that does not parse becomes an
-`Undecodable` value, and the method answers INVALID_ARGUMENT in the one
-message formula, naming the message type and the fix.
+"Unexpected <class 'google.protobuf.message.DecodeError'>: ...". TF Serving's
+C++ gRPC answers INTERNAL with the message's `InitializationErrorString()`,
+empty for these proto3 messages (`GenericDeserialize`, grpcpp's
+`impl/codegen/proto_utils.h`). Here a request that does not parse becomes an
+`Undecodable` value, and the method answers INTERNAL with a message in the one
+formula, naming the message type and the fix.
 
 Example:
     >>> from tensorflow_serving.apis import predict_pb2
@@ -89,7 +91,7 @@ def add_servicer(
         server: The gRPC server.
         service: The full service name (`tensorflow.serving.PredictionService`).
         servicer: Has a coroutine method per name in `methods`, which answers
-            an `Undecodable` request with INVALID_ARGUMENT and its
+            an `Undecodable` request with INTERNAL and its
             `error_text()` (grpc_api's `_grpc_method` does).
         methods: Method name to (request class, response class).
         parse_as: Method name to the class its requests are parsed into,

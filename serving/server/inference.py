@@ -15,21 +15,22 @@ signature is `serving_default`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import tensorflow as tf
 
-from serving.errors import InvalidArgument, did_you_mean, message
+from serving.errors import FailedPrecondition, InvalidArgument, did_you_mean, message
 from serving.savedmodel import CLASSIFY_METHOD, DEFAULT_SIGNATURE, REGRESS_METHOD
 from serving.server.servable import Servable, Signature
-from serving.server.tensors import datatype_name, float32_json_values, shape_text
+from serving.server.tensors import FoundByTheSession, check_inputs, datatype_name, float32_json_values, shape_text
 
 __all__ = [
     "EXAMPLES_INPUT",
     "classification_results",
     "classify_signature",
     "check_output_filter",
+    "checked_inputs",
     "predict_signature",
     "regress_signature",
     "regression_results",
@@ -43,8 +44,19 @@ REGRESS_OUTPUT = "outputs"
 _FOR_METHOD = {"classification": CLASSIFY_METHOD, "regression": REGRESS_METHOD}
 
 
-def predict_signature(servable: Servable, signature_name: str) -> Signature:
-    """Any signature serves Predict, whatever its method name (as in TensorFlow Serving)."""
+_CLASSIFY_REGRESS_NOT_FOUND = "No signature was found with the name: {name}"  # classifier.cc, regressor.cc
+
+
+def predict_signature(servable: Servable, signature_name: str, over_grpc: bool = False) -> Signature:
+    """Any signature serves Predict, whatever its method name (as in TensorFlow Serving).
+
+    A missing one is TensorFlow Serving's answer: over REST its `GetInfoMap`
+    (INVALID_ARGUMENT), over gRPC its `predict_util.cc` (FAILED_PRECONDITION).
+    """
+    if over_grpc:
+        return servable.signature(
+            signature_name or DEFAULT_SIGNATURE, 'Serving signature key "{name}" not found', FailedPrecondition
+        )
     return servable.signature(signature_name or DEFAULT_SIGNATURE)
 
 
@@ -86,7 +98,7 @@ def classify_signature(servable: Servable, signature_name: str) -> Signature:
     TensorFlow Serving's `PreProcessClassification`: one input, one or two
     outputs, the input named `inputs`, an output named `classes` or `scores`.
     """
-    signature = servable.signature(signature_name or DEFAULT_SIGNATURE)
+    signature = servable.signature(signature_name or DEFAULT_SIGNATURE, _CLASSIFY_REGRESS_NOT_FOUND)
     api, expected = "classification", "one string input 'inputs' and outputs 'classes' and/or 'scores'"
     if len(signature.inputs) != 1:
         raise _shape_error(signature, api, "Expected one input Tensor.", expected)
@@ -115,7 +127,7 @@ def regress_signature(servable: Servable, signature_name: str) -> Signature:
     TensorFlow Serving's `PreProcessRegression`: one input named `inputs`,
     one output named `outputs`.
     """
-    signature = servable.signature(signature_name or DEFAULT_SIGNATURE)
+    signature = servable.signature(signature_name or DEFAULT_SIGNATURE, _CLASSIFY_REGRESS_NOT_FOUND)
     api, expected = "regression", "one string input 'inputs' and one output 'outputs'"
     if len(signature.inputs) != 1:
         raise _shape_error(signature, api, "Expected one input Tensor.", expected)
@@ -159,6 +171,27 @@ def check_output_filter(signature: Signature, wanted: list[str]) -> None:
                 )
             )
         seen.add(alias)
+
+
+def checked_inputs(
+    signature: Signature,
+    build_inputs: Callable[[Signature], Mapping[str, np.ndarray]],
+    output_filter: list[str] | None,
+    model: str,
+) -> dict[str, np.ndarray]:
+    """A Predict's inputs, checked in TensorFlow Serving's order (`PreProcessPrediction`,
+    predict_util.cc): aliases and TensorProto parsing, then the output filter, then what its
+    session finds when it runs (a dtype, a shape). A bad filter runs nothing.
+    """
+    try:
+        inputs = check_inputs(signature, build_inputs(signature), model)
+    except FoundByTheSession:
+        if output_filter:
+            check_output_filter(signature, output_filter)
+        raise
+    if output_filter:
+        check_output_filter(signature, output_filter)
+    return inputs
 
 
 def _output_error(problem: str, expected: str, array: np.ndarray, name: str) -> InvalidArgument:

@@ -39,13 +39,14 @@ __all__ = ["dumps", "loads", "predict_body"]
 # Dtypes orjson writes from numpy itself (float32 once turned into the float64 of
 # the decimal TensorFlow Serving writes, as `array_to_json` does).
 _NUMPY_NATIVE = frozenset(
-    np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16)
-) | frozenset(np.dtype(t) for t in (np.uint32, np.uint64, np.bool_))
+    np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8)
+) | frozenset(np.dtype(t) for t in (np.uint32, np.uint64, np.bool_))  # no uint16: TF Serving refuses it
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 
 
 def loads(raw: bytes) -> Any:
-    """Parses a JSON body as `json.loads` does (NaN and Infinity allowed).
+    """Parses a JSON body as `json.loads` does (NaN and Infinity allowed), up to the end of its
+    first value: bytes after it are ignored, as TF Serving's parser ignores them.
 
     Args:
         raw: The body.
@@ -61,7 +62,16 @@ def loads(raw: bytes) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return json.loads(raw)  # NaN, Infinity, 1e400, UTF-16: accepted or reported as before
+        pass
+    text = raw.decode(json.detect_encoding(raw), "surrogatepass")  # as json.loads decodes bytes
+    try:
+        return json.loads(text)  # NaN, Infinity, 1e400, UTF-16: accepted or reported as before
+    except json.JSONDecodeError as err:
+        if err.msg != "Extra data":
+            raise
+    # TF Serving parses with rapidjson's kParseStopWhenDoneFlag (`ParseJson`, util/json_tensor.cc):
+    # whatever follows the first value is not read.
+    return json.JSONDecoder().raw_decode(text, json.decoder.WHITESPACE.match(text).end())[0]
 
 
 def dumps(value: Any) -> bytes:

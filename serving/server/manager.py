@@ -2,14 +2,16 @@
 
 The manager plays the part of TensorFlow Serving's ServerCore:
 
-* every `poll_seconds` it lists `<base_path>/<version>` directories (numeric
-  names, parsed as integers as TensorFlow Serving does, so `00000123` is
-  version 123 loaded from `00000123/`; and only once `saved_model.pb` is
-  there, so `.tmp-*` or half-copied exports are ignored, or `export.meta`,
-  the SessionBundle format, which then fails to load visibly), picks the
+* every `poll_seconds` it lists `<base_path>/<version>` entries (names
+  parsed as TensorFlow Serving's SimpleAtoi parses them, so `00000123` is
+  version 123 loaded from `00000123/` and `-7` is version -7; a directory
+  only once `saved_model.pb` is there, so half-copied exports are ignored,
+  or `export.meta`, the SessionBundle format, which then fails to load
+  visibly; a file named like a version fails to load too), picks the
   versions the policy wants (latest N, specific, all), loads new ones and
-  unloads the others (newest first); a base path that is missing changes
-  nothing (the loaded versions keep serving, an error is logged);
+  unloads the others (newest first); a base path that is missing stops the
+  poll for every model, as in TensorFlow Serving (the loaded versions keep
+  serving, an error is logged);
 * availability is preserved (TensorFlow Serving's AvailabilityPreservingPolicy):
   a new version is loaded (and warmed up) fully before it is published, and
   old versions are unloaded only once an aspired version is AVAILABLE (until
@@ -29,12 +31,14 @@ import contextlib
 import dataclasses
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import grpc
+from google.protobuf.message import DecodeError
 from tensorflow_serving.apis import get_model_status_pb2
 
 from serving.config import ConfigError, policy_kind, read_text_proto, validate_server_config
@@ -44,12 +48,21 @@ from serving.errors import (
     NotFound,
     ServingError,
     did_you_mean,
+    echoed,
     message,
 )
 from serving.protos import model_server_config_pb2
 from serving.server.servable import Servable
 
-__all__ = ["MAX_VERSION", "ModelManager", "ModelsUnavailable", "State", "VersionStatus", "versions_on_disk"]
+__all__ = [
+    "MAX_VERSION",
+    "ModelManager",
+    "ModelsUnavailable",
+    "State",
+    "VersionStatus",
+    "parse_version",
+    "versions_on_disk",
+]
 
 log = logging.getLogger(__name__)
 State = get_model_status_pb2.ModelVersionStatus.State
@@ -81,6 +94,9 @@ class _Model:
         self.servables: dict[int, Servable] = {}
         self.statuses: dict[int, VersionStatus] = {}
         self.failures: dict[int, int] = {}
+        # A version out of retries is tried again when its folder changes (a slow copy went on).
+        self.failed_contents: dict[int, tuple] = {}
+        self.unreadable: set[str] = set()  # base-path entries already warned about, to warn once
         self.last_warning = ""  # what the poller last logged about this model, to log each finding once
 
 
@@ -93,15 +109,40 @@ _MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt", "export.meta")
 # A version is an int64 (ModelSpec, SimpleAtoi of a folder name): a larger
 # number is not a version (and could not be reported in GetModelStatus).
 MAX_VERSION = 2**63 - 1
+MIN_VERSION = -(2**63)
+# absl's SimpleAtoi (base 10), which TF Serving's `ParseVersionNumber` calls: ASCII
+# whitespace around, an optional sign, then digits (absl `safe_parse_sign_and_base`).
+_VERSION_NAME = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)[ \t\n\v\f\r]*")
 
 
-def versions_on_disk(base_path: str) -> dict[int, Path]:
-    """Version number to its directory, as TensorFlow Serving parses them.
+def parse_version(name: str) -> int | None:
+    """The version a base-path child's name stands for, as TF Serving's `ParseVersionNumber`
+    (`file_system_storage_path_source.cc`, absl::SimpleAtoi into an int64) reads it: `00000123`,
+    `+7`, ` 7` and `-7` are 123, 7, 7 and -7; a number outside int64 is None."""
+    match = _VERSION_NAME.fullmatch(name)
+    if match is None:
+        return None
+    version = int(match.group(1))
+    return version if MIN_VERSION <= version <= MAX_VERSION else None
 
-    Names are parsed as integers (`00000123` is version 123); numbers beyond
-    int64 are not versions. Of two directories with the same number (`123`
-    and `0123`), the one with the longer name is used and the other is logged
-    and ignored.
+
+def _warn_unreadable(path: str, err: OSError) -> None:
+    log.warning("Skipping %s under the model's base path: %s", path, err.strerror or err)
+
+
+def versions_on_disk(base_path: str, unreadable: Callable[[str, OSError], None] = _warn_unreadable) -> dict[int, Path]:
+    """Version number to its path, as TensorFlow Serving finds them.
+
+    Names are parsed as TF Serving's `ParseVersionNumber` parses them
+    (`parse_version`: `00000123` is version 123, `-7` version -7); numbers
+    beyond int64 are not versions. A directory counts once a model file is
+    in it (a copy in progress is not a broken model); any other entry named
+    like a version (a file) is a version, as TF Serving lists children
+    without asking what they are, and fails to load. Of two entries with the
+    same number (`123` and `0123`), the one with the longer name is used and
+    the other is logged and ignored. An entry that cannot be read (a symlink
+    loop, no permission) is skipped and passed to `unreadable`; the others
+    are still found.
     """
     try:
         entries = sorted(os.scandir(base_path), key=lambda e: (len(e.name), e.name))
@@ -109,15 +150,20 @@ def versions_on_disk(base_path: str) -> dict[int, Path]:
         return {}
     found: dict[int, Path] = {}
     for entry in entries:
-        if not (
-            entry.name.isascii()
-            and entry.name.isdigit()
-            and int(entry.name) <= MAX_VERSION
-            and entry.is_dir()
-            and any((Path(entry.path) / f).is_file() for f in _MODEL_FILES)
-        ):
+        version = parse_version(entry.name)
+        if version is None:
             continue
-        version = int(entry.name)
+        try:
+            if entry.is_dir():
+                is_version = any((Path(entry.path) / f).is_file() for f in _MODEL_FILES)
+            else:
+                os.stat(entry.path)  # a dangling or looping symlink is unreadable, not a version
+                is_version = True
+        except OSError as err:
+            unreadable(entry.path, err)
+            continue
+        if not is_version:
+            continue
         if version in found:
             log.warning(
                 "Duplicate version directories detected. Version %d will be loaded from %s, %s will be ignored.",
@@ -127,6 +173,52 @@ def versions_on_disk(base_path: str) -> dict[int, Path]:
             )
         found[version] = Path(entry.path)
     return dict(sorted(found.items()))
+
+
+def _load_error(err: Exception, name: str, version: int, path: Path) -> ServingError:
+    """A failed load as the version's status: TensorFlow's code and words first, as TF Serving
+    reports its loader's status (`LoaderHarness::Load`), then which version it was.
+
+    NOT_FOUND for a missing saved_model.pb (TensorFlow's `ReadSavedModel`, cc/saved_model/reader.cc),
+    DATA_LOSS for one that does not parse (`ReadBinaryProto`: "Can't parse ... as binary proto"), a
+    TensorFlow error's own code; FAILED_PRECONDITION for what TF Serving's loader has no code for
+    (a Python-only check, e.g. a signature whose inputs match no function argument).
+    """
+    if isinstance(err, ServingError):
+        return err
+    where = f"(version {version} of model {echoed(name)}, {path})"
+    if isinstance(err, DecodeError):
+        error: ServingError = ServingError(f"Can't parse {path / 'saved_model.pb'} as binary proto {where}: {err}")
+        error.code = grpc.StatusCode.DATA_LOSS
+        return error
+    if isinstance(err, FileNotFoundError):
+        return NotFound(f"{err} {where}")
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    code = getattr(err, "error_code", None)  # a tf.errors.OpError
+    if isinstance(code, int):
+        error = ServingError(f"{text} {where}")
+        error.code = next((c for c in grpc.StatusCode if c.value[0] == code), grpc.StatusCode.UNKNOWN)
+        return error
+    return FailedPrecondition(f"{type(err).__name__}: {text} {where}")
+
+
+def _contents(path: Path, limit: int = 10_000) -> tuple:
+    """What a version folder holds (names, sizes, modification times), to see it change.
+
+    Symlinks are not followed (a loop cannot hold it); at most `limit` entries
+    are read.
+    """
+    found = []
+    for root, dirs, files in os.walk(path, onerror=lambda err: found.append(("unreadable", str(err)))):
+        for name in sorted(dirs + files):
+            try:
+                stat = os.stat(os.path.join(root, name), follow_symlinks=False)
+            except OSError:
+                continue
+            found.append((root, name, stat.st_size, stat.st_mtime_ns))
+            if len(found) >= limit:
+                return tuple(sorted(found, key=repr))
+    return tuple(sorted(found, key=repr))
 
 
 def _aspired(config: model_server_config_pb2.ModelConfig, on_disk: list[int]) -> list[int]:
@@ -169,8 +261,9 @@ class ModelManager:
             TensorFlow Serving refuses it.
         force_allow_any_labels_for_unavailable: Allow any label on any version
             (`--force_allow_any_version_labels_for_unavailable_models`).
-        config_path: If set with `config_poll_seconds` > 0, the file is re-read
-            when it changes (TensorFlow Serving's `--model_config_file_poll_wait_seconds`).
+        config_path: If set with `config_poll_seconds` > 0, the file is read and
+            applied every period, changed or not (TensorFlow Serving's
+            `--model_config_file_poll_wait_seconds`).
         config_poll_seconds: See `config_path`.
         unload_timeout: How long an unload waits for in-flight requests.
     """
@@ -204,7 +297,6 @@ class ModelManager:
         self._force_any_labels = force_allow_any_labels_for_unavailable
         self._config_path = config_path
         self._config_poll_seconds = config_poll_seconds
-        self._config_mtime = config_path.stat().st_mtime_ns if config_path and config_path.exists() else None
         self._unload_timeout = unload_timeout
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
@@ -215,11 +307,15 @@ class ModelManager:
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
-        """Loads the initial versions, checks labels, then starts polling."""
-        self.poll_once()
+        """Checks labels, loads the initial versions, then starts polling.
+
+        As TF Serving's ServerCore::ReloadConfig, labels are checked before any version loads: a config with labels
+        starts only with `allow_labels_for_unavailable` (`--allow_version_labels_for_unavailable_models`).
+        """
         with self._lock:
             for model in self._models.values():
-                self._check_labels(model.config, model, previous_labels={})
+                self._check_labels(model.config, None, previous_labels={})
+        self.poll_once()
         self._thread = threading.Thread(target=self._run, name="model-poller", daemon=True)
         self._thread.start()
 
@@ -242,27 +338,28 @@ class ModelManager:
                 and (time.monotonic() - last_config_check >= self._config_poll_seconds)
             ):
                 last_config_check = time.monotonic()
-                self._reload_if_file_changed()
+                self._reload_config_file()
             try:
                 self.poll_once()
             except Exception:
                 log.exception("Model poll failed")
 
-    def _reload_if_file_changed(self) -> None:
+    def _reload_config_file(self) -> None:
+        """TF Serving's `Server::PollFilesystemAndReloadConfig` (model_servers/server.cc): the file is
+        read and applied every period, changed or not, so a reload that failed (a label on a version
+        still loading) is tried again, and the file wins over a HandleReloadConfigRequest."""
         try:
-            mtime = self._config_path.stat().st_mtime_ns
-            if mtime == self._config_mtime:
-                return
-            self._config_mtime = mtime
             config = read_text_proto(self._config_path, ModelServerConfig)
         except (OSError, ConfigError) as err:
             log.error("Failed to read ModelServerConfig file: %s", err)
             return
+        changed = config != self.config
         try:
             self.reload(config)
-            log.info("Reloaded model config from %s", self._config_path)
         except ServingError as err:  # TensorFlow Serving's words, then ours
             log.error("PollFilesystemAndReloadConfig failed to ReloadConfig: %s (file %s)", err, self._config_path)
+            return
+        log.log(logging.INFO if changed else logging.DEBUG, "Reloaded model config from %s", self._config_path)
 
     # -- config --------------------------------------------------------------
     @property
@@ -338,8 +435,9 @@ class ModelManager:
                 model = self._models.get(model_config.name) or self._readded(model_config)
                 if model.config.base_path != model_config.base_path:
                     model.last_warning = ""
+                # A version out of load retries stays failed across reloads, as TF Serving keeps it in
+                # error while it stays aspired (`enable_reload_servables_with_error` is off in its binary).
                 model.config = model_config
-                model.failures.clear()
                 models[model_config.name] = model
             removed = [m for name, m in self._models.items() if name not in models]
             added = [m for name, m in models.items() if name not in self._models]
@@ -392,10 +490,19 @@ class ModelManager:
 
     # -- polling -------------------------------------------------------------
     def poll_once(self) -> None:
-        """Brings every model to its aspired versions (loads, then unloads)."""
+        """Brings every model to its aspired versions (loads, then unloads).
+
+        As TensorFlow Serving's `PollFileSystemForConfig` (file_system_storage_path_source.cc), a
+        model whose base path is missing fails the whole poll: no model's versions change until
+        it is back (the loaded versions keep serving).
+        """
         with self._poll_lock:
             with self._lock:
                 models = list(self._models.values())
+            missing = next((m for m in models if not os.path.isdir(m.config.base_path)), None)
+            if missing is not None:
+                self._scan(missing, missing.config)  # logs it, once
+                return
             for model in models:
                 self._sync_model(model)
 
@@ -411,6 +518,13 @@ class ModelManager:
             model.last_warning = rendered
             log.log(level, "%s", rendered)
 
+    @staticmethod
+    def _warn_unreadable(model: _Model, path: str, err: OSError) -> None:
+        """One warning per unreadable entry of a base path (not one per poll)."""
+        if path not in model.unreadable:
+            model.unreadable.add(path)
+            _warn_unreadable(path, err)
+
     def _scan(self, model: _Model, config: model_server_config_pb2.ModelConfig) -> dict[int, Path] | None:
         """The version folders of `config`, or None when its base path is missing (then nothing changes)."""
         if not os.path.isdir(config.base_path):
@@ -420,12 +534,14 @@ class ModelManager:
                 model,
                 logging.ERROR,
                 "FileSystemStoragePathSource encountered a filesystem access error: Could not find base path %s "
-                "for servable %s; the versions already loaded keep serving until it is back.",
+                "for servable %s; no model's versions change (the loaded ones keep serving) until it is back.",
                 config.base_path,
                 config.name,
             )
             return None
-        on_disk = versions_on_disk(config.base_path)
+        on_disk = versions_on_disk(config.base_path, lambda path, err: self._warn_unreadable(model, path, err))
+        if not on_disk and not os.path.isdir(config.base_path):  # gone since the check above
+            return None
         specific = policy_kind(config.model_version_policy) == "specific"
         wanted = config.model_version_policy.specific.versions
         missing = sorted(set(wanted) - set(on_disk)) if specific else []
@@ -464,9 +580,14 @@ class ModelManager:
         aspired = _aspired(config, list(on_disk))
         for version in sorted(aspired, reverse=True):  # the newest first, as TF Serving
             with self._lock:
-                skip = version in model.servables or model.failures.get(version, 0) > self._max_load_retries
-            if not skip:
-                self._load(model, config, on_disk[version], version)
+                skip = version in model.servables
+                out_of_retries = model.failures.get(version, 0) > self._max_load_retries
+            if skip:
+                continue
+            contents = _contents(on_disk[version])
+            if out_of_retries and contents == model.failed_contents.get(version):
+                continue  # unchanged since its last failed load: tried again once it changes
+            self._load(model, config, on_disk[version], version, contents)
         with self._lock:
             if model is not self._models.get(config.name):
                 stale = sorted(model.servables)  # removed by a reload during the load: nothing is aspired
@@ -477,7 +598,14 @@ class ModelManager:
         for version in stale:
             self._unload(model, version)
 
-    def _load(self, model: _Model, config: model_server_config_pb2.ModelConfig, path: Path, version: int) -> None:
+    def _load(
+        self,
+        model: _Model,
+        config: model_server_config_pb2.ModelConfig,
+        path: Path,
+        version: int,
+        contents: tuple = (),
+    ) -> None:
         self._set_status(model, VersionStatus(version, State.LOADING))
         started = time.monotonic()
         try:
@@ -486,14 +614,8 @@ class ModelManager:
         except Exception as err:  # noqa: BLE001 - any load error is reported in the status
             with self._lock:
                 model.failures[version] = model.failures.get(version, 0) + 1
-            error = (
-                err
-                if isinstance(err, ServingError)
-                else FailedPrecondition(
-                    f"Failed to load servable version {version} of model {config.name} from {path}: "
-                    f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-                )
-            )
+                model.failed_contents[version] = contents  # as before the attempt: a change since is retried
+            error = _load_error(err, config.name, version, path)
             log.error("%s", error)
             self._set_status(model, VersionStatus(version, State.END, error))
             return
@@ -501,6 +623,7 @@ class ModelManager:
             model.servables[version] = servable
             model.statuses[version] = VersionStatus(version, State.AVAILABLE)
             model.failures.pop(version, None)
+            model.failed_contents.pop(version, None)
             self._changed.notify_all()
         self._on_change(config.name, version, True)
         log.info("Loaded %s version %d in %.2fs", config.name, version, time.monotonic() - started)
@@ -531,8 +654,8 @@ class ModelManager:
                 message(
                     what,
                     expected=f"one of the served models {sorted(self._models)}",
-                    received=f"model name {name!r}",
-                    fix="Check the model name in the request." + did_you_mean(name, self._models),
+                    received=f"model name {echoed(name)!r}",
+                    fix="Check the model name in the request." + did_you_mean(echoed(name), self._models),
                 )
             )
         return model
@@ -542,6 +665,7 @@ class ModelManager:
         model = self._models.get(name)
         labels = dict(model.config.version_labels) if model is not None else {}
         if label not in labels:
+            name, label = echoed(name), echoed(label)
             raise InvalidArgument(
                 message(
                     f"Unrecognized servable version label: {label}",
@@ -587,7 +711,8 @@ class ModelManager:
             self._require_name(name)
             if label is not None:
                 version = self._label_version(name, label)
-            request = f"Latest({name})" if version is None else f"Specific({name}, {version})"
+            shown = echoed(name)
+            request = f"Latest({shown})" if version is None else f"Specific({shown}, {version})"
             model = self._model(name, f"Servable not found for request: {request}")
             if version is None:
                 failed = [s for s in model.statuses.values() if s.state == State.END and s.error is not None]
@@ -600,8 +725,8 @@ class ModelManager:
                             expected="at least one AVAILABLE version",
                             received=f"versions {sorted(s.version for s in failed)} failed to load; "
                             f"version {newest.version}: {newest.error.text}",
-                            fix="Fix or replace the version directory, then reload the config "
-                            "(failed versions are retried max_num_load_retries times).",
+                            fix="Fix or replace the version directory (failed versions are retried max_num_load_retries "
+                            "times, then whenever their folder changes).",
                         )
                     )
                 if not model.servables:
@@ -637,21 +762,25 @@ class ModelManager:
         finally:
             servable.release()
 
-    def status(self, name: str, version: int | None = None, label: str | None = None) -> list[VersionStatus]:
+    def knows(self, name: str) -> bool:
+        """Whether `name` is a model of the config, or one a reload removed (its status is kept)."""
+        return name in self._models or name in self._retired
+
+    def status(self, name: str, version: int | None = None) -> list[VersionStatus]:
         """Version states of a model, newest first (GetModelStatus).
 
-        A label is resolved to its version (TensorFlow Serving ignores it and
-        answers every version).
+        A request's version label is not passed: TensorFlow Serving's
+        `GetModelStatusWithModelSpec` (model_servers/get_model_status_impl.cc)
+        reads only the version, and answers every version otherwise, for any
+        label, known or not. The version a label points at is in
+        GetModelMetadata's `model_spec.version`.
 
         Raises:
             NotFound: Unknown model or version.
-            InvalidArgument: Unknown label.
         """
         with self._lock:
             model = self._retired.get(name) if name not in self._models else None
-            model = model or self._model(name, f"Could not find any versions of model {name}")
-            if label is not None:  # TensorFlow Serving ignores the label here and answers every version
-                version = self._label_version(name, label)
+            model = model or self._model(name, f"Could not find any versions of model {echoed(name)}")
             if version is not None:
                 found = model.statuses.get(version)
                 if found is None:

@@ -43,7 +43,7 @@ Each server owns its registry, so several servers can run in one process.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from prometheus_client import (
     CollectorRegistry,
@@ -219,6 +219,10 @@ class ServingMetrics:
     """The embedded server's metrics, in their own registry."""
 
     def __init__(self) -> None:
+        # Whether a request's model name is one the server has (`ModelManager.knows`, set by the
+        # server): other names are counted under "", so a stream of made-up names cannot grow the
+        # metrics page without bound (TF Serving labels `request_count` with any name sent).
+        self.model_known: Callable[[str], bool] = lambda name: True
         self._source = CollectorRegistry(auto_describe=True)
         self.registry = CollectorRegistry()
         self.registry.register(_Exported(self._source))
@@ -313,12 +317,15 @@ class ServingMetrics:
         """Counts a request; records its latency when it succeeded (as TensorFlow Serving does).
 
         Args:
-            model: The model name of the request ("" when the URL had none).
+            model: The model name of the request ("" when the URL had none); a name
+                `model_known` refuses is counted as "".
             api: `Predict`/`Classify`/`Regress` (gRPC) or the URL verb (REST).
             entrypoint: `GRPC` or `REST`.
             status: The canonical status code name, e.g. `OK`.
             seconds: Wall time inside the server.
         """
+        if status != "OK" and model and not self.model_known(model):  # OK: a served model, no look-up
+            model = ""
         self.request_count.inc((model, status))
         if status == "OK":
             self.request_latency.observe((model, api, entrypoint), seconds * 1e6)

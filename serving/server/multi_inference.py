@@ -33,7 +33,8 @@ def check_tasks(request: inference_pb2.MultiInferenceRequest) -> str:
     if not request.tasks:
         raise InvalidArgument(
             message(
-                "MultiInferenceRequest has no tasks",
+                # TensorFlow Serving's words (its check of the first task's ModelSpec), then the cause.
+                "ModelSpec has no name specified. The MultiInferenceRequest has no tasks",
                 expected="at least one task (model_spec and method_name)",
                 received="tasks: []",
                 fix="Add a classify or regress task to request.tasks.",
@@ -78,14 +79,14 @@ def task_signatures(servable: Servable, request: inference_pb2.MultiInferenceReq
     """Each task's signature on `servable`, checked for the task's method.
 
     Raises:
-        NotFound: A task names a signature the servable does not have.
+        InvalidArgument: A task names a signature the servable does not have (as TensorFlow Serving).
         Unimplemented: A task's method is neither classify nor regress.
         InvalidArgument: A signature is not shaped for its task's method.
     """
     signatures = []
     for task in request.tasks:
         signature_name = task.model_spec.signature_name
-        # NOT_FOUND (TensorFlow Serving: INVALID_ARGUMENT), its MultiInference wording first.
+        # INVALID_ARGUMENT, TensorFlow Serving's MultiInference words first (multi_inference.cc).
         servable.signature(signature_name or DEFAULT_SIGNATURE, "Requested signature not found in model graph: {name}")
         if task.method_name == CLASSIFY_METHOD:
             signatures.append(inference.classify_signature(servable, signature_name))

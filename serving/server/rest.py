@@ -9,10 +9,13 @@
 
 Errors are `{"error": "<message>"}` with the HTTP status of the canonical code
 (400 bad input, unknown label or a version beyond int64, 404 unknown
-model/version/signature, 413 body over the size limit, 503 batch queue full,
-500 internal), plus 405 for a known path with the wrong method and 408 for a
-body that does not arrive in time. A body over the JSON depth limit is refused
-before it is parsed (400). Content-Type is `application/json`, as TensorFlow
+model/version, 413 body over the size limit, 503 batch queue full, 500
+internal), and 408 for a body that does not arrive in time. Any other method
+or path under `/v1/` (HEAD included) is 400 "Malformed request: <method>
+<path>", as TensorFlow Serving's `HttpRestApiHandler::ProcessRequest` answers;
+OPTIONS is a CORS preflight, answered as TensorFlow Serving answers it
+(`_check_preflight`). Only gzip bodies are decoded (`_decoded`). A body over
+the JSON depth limit is refused before it is parsed (400). Content-Type is `application/json`, as TensorFlow
 Serving's. Model names and labels in URLs are percent-decoded.
 """
 
@@ -25,6 +28,7 @@ import json
 import logging
 import re
 import time
+import zlib
 from typing import Any
 from urllib.parse import unquote
 
@@ -32,16 +36,18 @@ from aiohttp import hdrs, web
 from aiohttp.http import HttpVersion11
 
 from serving.errors import (
+    FailedPrecondition,
     Internal,
     InvalidArgument,
-    MethodNotAllowed,
     RequestTimeout,
     RequestTooLarge,
     ServingError,
+    echoed,
     message,
 )
 from serving.server import json_codec, responses
 from serving.server.examples import examples_from_json
+from serving.server.host_check import allowed_hosts, host_refusal
 from serving.server.limits import RequestLimits, check_json_depth, json_brackets
 from serving.server.manager import MAX_VERSION
 from serving.server.memory import MemoryReleaser, gc_paused, off_loop_if_large
@@ -67,22 +73,21 @@ _RAPIDJSON_REASONS = {
     "Expecting value": "Invalid value.",
     "Expecting property name enclosed in double quotes": "Missing a name for object member.",
     "Expecting ':' delimiter": "Missing a colon after a name of object member.",
-    "Extra data": "The document root must not be followed by other values.",
     "Unterminated string starting at": "Missing a closing quotation mark in string.",
     "Invalid \\escape": "Invalid escape character in string.",
     "Invalid \\uXXXX escape": "Incorrect hex digit after \\u escape in string.",
 }
 _REJECTION_REASONS = {RequestTooLarge: "body_size", RequestTimeout: "timeout"}
 _CONTENT_ENCODING = hdrs.CONTENT_ENCODING
+_GZIP_WBITS = 16 + zlib.MAX_WBITS  # a gzip header and trailer around deflate data
 # Bodies this large parse with the garbage collector paused (`gc_paused`), and classify/regress
 # ones convert their examples and results on a thread.
 _LARGE_BODY_BYTES = 64 * 1024
-_READ_METHODS = (hdrs.METH_GET, hdrs.METH_HEAD)  # HEAD answers as GET without the body (aiohttp drops it)
 
 
 class UnreadableBody(InvalidArgument):
-    """A body aiohttp's parser refused (bad chunking, undecodable Content-Encoding): 400, and the
-    connection is closed, since where the next request starts is unknown."""
+    """A body aiohttp's parser refused (bad chunked framing): 400, and the connection is closed,
+    since where the next request starts is unknown."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -229,24 +234,92 @@ def _parser_reason(err: web.RequestPayloadError) -> str:
     return getattr(cause, "message", None) or str(cause or err)
 
 
+def _check_preflight(request: web.BaseRequest) -> None:
+    """A CORS preflight (OPTIONS) anywhere under /v1/, as TF Serving's `RestApiRequestDispatcher`
+    (model_servers/http_server.cc) answers it: 200 and no body when `Origin` holds http:// or https://.
+
+    No Access-Control-Allow-* header is sent (TF Serving adds them only with
+    `--rest_api_enable_cors_support`, which this server does not have), so a
+    browser still refuses other origins' requests; the Host check runs first.
+
+    Raises:
+        FailedPrecondition: No http(s) Origin ("Origin header is missing in CORS preflight").
+    """
+    origin = request.headers.get(hdrs.ORIGIN, "")
+    if "http://" not in origin and "https://" not in origin:  # RE2::PartialMatch(origin, "https?://")
+        raise FailedPrecondition(
+            message(
+                "Origin header is missing in CORS preflight",
+                expected="an Origin header naming an http:// or https:// page",
+                received=f"Origin: {echoed(origin)}" if origin else "no Origin header",
+                fix="Send OPTIONS only as a browser's CORS preflight; call the API with GET or POST.",
+            )
+        )
+
+
+def _too_large(limit: int, received: str) -> RequestTooLarge:
+    return RequestTooLarge(
+        message(
+            "Request body is too large",
+            expected=f"at most {limit} bytes",
+            received=received,
+            fix="Send fewer instances per request, or raise the server's max request size.",
+        )
+    )
+
+
+def _decoded(raw: bytes, encoding: str | None, limit: int) -> bytes:
+    """The body as TensorFlow Serving reads it: gunzipped when its Content-Encoding names gzip
+    (`EvHTTPRequest::NeedUncompressGzipContent`: "gzip" anywhere in the header, case as sent);
+    any other coding (deflate, br) is passed on as sent, and fails as JSON.
+
+    Raises:
+        RequestTooLarge: It decodes to more than `limit` bytes (a gzip bomb), checked while decoding.
+        InvalidArgument: It is not gzip: TensorFlow Serving's zlib call fails and its body is
+            empty ("JSON Parse error: The document is empty").
+    """
+    if not encoding or "gzip" not in encoding:
+        return raw
+    decoder = zlib.decompressobj(_GZIP_WBITS)
+    try:
+        body = decoder.decompress(raw, limit + 1)
+    except zlib.error as err:
+        reason = str(err)
+    else:
+        if len(body) > limit:
+            raise _too_large(limit, f"more than {limit} bytes once decoded ({_CONTENT_ENCODING}: {encoding})")
+        if decoder.eof:
+            return body
+        reason = "the gzip stream ends early"
+    raise InvalidArgument(
+        message(
+            "JSON Parse error: The document is empty",
+            expected=f"a gzip body, as its header says ({_CONTENT_ENCODING}: {encoding})",
+            received=f"{len(raw)} bytes that do not decode: {reason}",
+            fix="Send the body uncompressed, or gzip it (the server decodes gzip only).",
+        )
+    )
+
+
 def _classify_body(results: list[list[tuple[str, float]]]) -> bytes:
     return json_codec.dumps({"results": [[list(pair) for pair in row] for row in results]})
 
 
 def _bytes_received(request: web.BaseRequest) -> int:
-    """Body bytes the parser produced (decompressed), for a request that failed before its body was kept."""
+    """Body bytes the parser produced, for a request that failed before its body was kept."""
     return getattr(request.content, "total_bytes", 0)
 
 
-def _wrong_method(method: str, path: str, allow: str) -> MethodNotAllowed:
-    return MethodNotAllowed(
+def _wrong_method(method: str, path: str, allow: str) -> InvalidArgument:
+    """A known path with another method: TF Serving's 400 "Malformed request" (its
+    `HttpRestApiHandler::ProcessRequest` dispatches POST and GET only; HEAD too is malformed)."""
+    return InvalidArgument(
         message(
-            f"Method Not Allowed: {method} {path}",
+            f"Malformed request: {method} {path}",
             expected=f"{allow} for this path",
             received=method,
             fix=f"Send the request with {allow}.",
-        ),
-        allow,
+        )
     )
 
 
@@ -281,6 +354,14 @@ class RestApi:
         self.memory = memory
         self._verbs = {"predict": self._predict, "classify": self._classify, "regress": self._regress}
         self._loop: asyncio.AbstractEventLoop | None = None  # the server's, set by server()
+        self._allowed_hosts: frozenset[str] | None = None  # any Host, until `bound`
+        self._bound: tuple[str, int] = ("", 0)
+
+    def bound(self, host: str, port: int) -> None:
+        """Called once the port is bound: a loopback `host` answers its own Host names only
+        (`host_check`)."""
+        self._allowed_hosts = allowed_hosts(host, port)
+        self._bound = (host, port)
 
     def server(self, **handler_options: Any) -> web.Server:
         """aiohttp's low-level server over `handle`.
@@ -293,7 +374,8 @@ class RestApi:
             The server, for `web.ServerRunner`.
         """
         self._loop = asyncio.get_running_loop()  # kept: each get_running_loop() costs a getpid() system call
-        return web.Server(self.handle, request_factory=self._make_request, **handler_options)
+        # Bodies arrive as sent: only gzip is decoded, by `_decoded`, as TensorFlow Serving decodes it.
+        return web.Server(self.handle, request_factory=self._make_request, auto_decompress=False, **handler_options)
 
     def _make_request(self, message, payload, protocol, writer, task) -> web.BaseRequest:
         return web.BaseRequest(
@@ -303,12 +385,16 @@ class RestApi:
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         """Routes a request as a `web.Application` with these two routes would.
 
-        `/v1/...` (any method) goes to the API, the Prometheus path (GET,
-        HEAD) to the metrics page; other paths are 404, other methods on the
-        metrics page 405, with aiohttp's own responses. Routing by hand skips
+        `/v1/...` (any method) goes to the API, the Prometheus path (any
+        method, as TF Serving's `ProcessPrometheusRequest`) to the metrics
+        page; other paths are 404, aiohttp's own response. Routing by hand skips
         the application's router, match info and middleware set-up: 6% of
         the server's GIL time under REST predict load (py-spy).
         """
+        if self._allowed_hosts is not None:
+            host = request.headers.get(hdrs.HOST)
+            if host is not None and host.lower() not in self._allowed_hosts:
+                return self._refuse_host(host)
         if request.headers.get(hdrs.EXPECT):
             await _expect(request)
         if request.rel_url.raw_path.startswith("/v1/"):
@@ -316,11 +402,18 @@ class RestApi:
         path = request.rel_url.path
         if path.startswith("/v1/"):  # percent-encoded in the raw path; the router matches the decoded one
             return await self._dispatch(request)
-        if self.prometheus_path and path == self.prometheus_path:
-            if request.method not in (hdrs.METH_GET, hdrs.METH_HEAD):
-                raise web.HTTPMethodNotAllowed(request.method, [hdrs.METH_GET, hdrs.METH_HEAD])
+        if (
+            self.prometheus_path and path == self.prometheus_path
+        ):  # any method, as TF Serving's ProcessPrometheusRequest
             return web.Response(body=self.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE_LATEST})
         raise web.HTTPNotFound()
+
+    def _refuse_host(self, host: str) -> web.Response:
+        self.metrics.reject(REST, "host")
+        body = json_codec.dumps({"error": host_refusal(host, *self._bound)})
+        response = web.Response(body=body, status=403, headers=_JSON_HEADERS)
+        response.force_close()  # the body, if any, is not read
+        return response
 
     def _complete_body(self, request: web.BaseRequest) -> bytes | None:
         """The body when all of it has arrived and it is within the limit (most
@@ -340,22 +433,8 @@ class RestApi:
 
         def too_large() -> RequestTooLarge:
             declared = request.content_length
-            if declared is not None and declared > limit:
-                received = f"{declared} bytes"
-            elif _CONTENT_ENCODING in request.headers:  # a small compressed body that decodes to more
-                received = (
-                    f"more than {limit} bytes once decoded ({_CONTENT_ENCODING}: {request.headers[_CONTENT_ENCODING]})"
-                )
-            else:
-                received = f"more than {limit} bytes"
-            return RequestTooLarge(
-                message(
-                    "Request body is too large",
-                    expected=f"at most {limit} bytes",
-                    received=received,
-                    fix="Send fewer instances per request, or raise the server's max request size.",
-                )
-            )
+            received = f"{declared} bytes" if declared is not None and declared > limit else f"more than {limit} bytes"
+            return _too_large(limit, received)
 
         if request.content_length is not None and request.content_length > limit:
             raise too_large()
@@ -366,15 +445,14 @@ class RestApi:
         except web.HTTPRequestEntityTooLarge as err:
             _drop_frames(err)
             raise too_large() from None
-        except web.RequestPayloadError as err:  # framing or Content-Encoding the parser could not decode
+        except web.RequestPayloadError as err:  # framing the parser could not follow
             _drop_frames(err)
             raise UnreadableBody(
                 message(
                     f"Request body could not be read: {_parser_reason(err)}",
-                    expected="a body in the framing and Content-Encoding its headers declare "
-                    "(identity, gzip or deflate)",
-                    received=f"{request.content.total_bytes} bytes decoded before the error",
-                    fix="Send the body uncompressed, or compressed as its Content-Encoding header says.",
+                    expected="a body in the framing its headers declare (Content-Length, or chunked)",
+                    received=f"{request.content.total_bytes} bytes before the error",
+                    fix="Send the body with a Content-Length header, or as well-formed chunks.",
                 )
             ) from None
         except asyncio.TimeoutError as err:
@@ -393,8 +471,14 @@ class RestApi:
         path = request.rel_url.raw_path
         verb, model, size = "", "", 0
         try:
+            if request.method == hdrs.METH_OPTIONS:
+                _check_preflight(request)
+                self.metrics.observe_request(
+                    model="", api="", entrypoint=REST, status="OK", seconds=time.perf_counter() - started
+                )
+                return web.Response()  # no body, no CORS header: TF Serving's default
             match = _PREDICTION.fullmatch(path) if request.method == "POST" else None
-            status_match = _STATUS.fullmatch(path) if request.method in _READ_METHODS else None
+            status_match = _STATUS.fullmatch(path) if request.method == "GET" else None
             if match:
                 verb = match.group(4)  # TensorFlow Serving's `API` label: the verb as the URL spells it
                 ref = _ref(*match.groups()[:3])
@@ -402,6 +486,10 @@ class RestApi:
                 raw = self._complete_body(request)
                 if raw is None:
                     raw = await self._read(request)
+                encoding = request.headers.get(_CONTENT_ENCODING)
+                if encoding:  # if decoding fails, up to the limit may have been allocated: trimmed after
+                    size = self.max_request_bytes
+                    raw = _decoded(raw, encoding, self.max_request_bytes)
                 size = len(raw)
                 body = _parse_json(raw, self.limits.max_json_depth)
                 _, payload = await self._verbs[verb.lower()](ref, body, raw)
@@ -421,8 +509,8 @@ class RestApi:
                 _, payload = await getattr(self, f"_{api}")(ref)
             elif request.method != "POST" and _PREDICTION.fullmatch(path):
                 raise _wrong_method(request.method, path, "POST")
-            elif request.method not in _READ_METHODS and _STATUS.fullmatch(path):
-                raise _wrong_method(request.method, path, "GET, HEAD")
+            elif request.method != "GET" and _STATUS.fullmatch(path):
+                raise _wrong_method(request.method, path, "GET")
             else:
                 raise InvalidArgument(
                     message(
@@ -458,8 +546,6 @@ class RestApi:
         response = web.Response(
             body=json_codec.dumps({"error": err.text}), status=err.http_status, headers=_JSON_HEADERS
         )
-        if isinstance(err, MethodNotAllowed):
-            response.headers["Allow"] = err.allow
         if isinstance(err, (RequestTimeout, RequestTooLarge, UnreadableBody)):
             response.force_close()  # the rest of the body is not read
         if self.memory is not None:
@@ -492,7 +578,7 @@ class RestApi:
         return result.version, json_codec.dumps({"results": result.outputs["results"]})
 
     async def _status(self, ref: ModelRef) -> tuple[int | None, dict]:
-        statuses = self.runtime.manager.status(ref.name, ref.version, ref.label)
+        statuses = self.runtime.manager.status(ref.name, ref.version)  # any label ignored, as TF Serving
         return (ref.version, responses.status_json(statuses))
 
     async def _metadata(self, ref: ModelRef) -> tuple[int, dict]:

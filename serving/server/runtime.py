@@ -27,7 +27,6 @@ from serving.server.manager import ModelManager
 from serving.server.memory import off_loop_if_large
 from serving.server.metrics import ServingMetrics
 from serving.server.servable import Servable, Signature
-from serving.server.tensors import check_inputs
 
 __all__ = ["INLINE_CALL_SECONDS", "LARGE_RESULT_EXAMPLES", "ModelRef", "Result", "Runtime", "translate_tf_error"]
 
@@ -190,6 +189,7 @@ class Runtime:
         output_filter: list[str] | None = None,
         *,
         may_run_on_loop: bool = False,
+        over_grpc: bool = False,
     ) -> Result:
         """Predict on any signature; `build_inputs` converts the request body.
 
@@ -197,14 +197,13 @@ class Runtime:
         before the model runs, as TensorFlow Serving's `PreProcessPrediction`
         does: a refused filter never runs a stateful model.
         `may_run_on_loop`: see `BatchScheduler.run` (True for Predict over REST and gRPC).
+        `over_grpc`: a missing signature is gRPC's FAILED_PRECONDITION (REST: INVALID_ARGUMENT).
         """
         inference.require_model_name(ref.name)
         servable = self.manager.acquire(ref.name, ref.version, ref.label)
         try:  # `manager.handle()` without a generator's cost, on the path of every request
-            signature = inference.predict_signature(servable, signature_name)
-            inputs = check_inputs(signature, build_inputs(signature), ref.name)
-            if output_filter:  # checked before the run, as TensorFlow Serving does: a bad filter runs nothing
-                inference.check_output_filter(signature, output_filter)
+            signature = inference.predict_signature(servable, signature_name, over_grpc)
+            inputs = inference.checked_inputs(signature, build_inputs, output_filter, ref.name)
             started = time.perf_counter()
             try:  # `run` without its coroutine frame, on the path of every request
                 outputs = await self._submit(servable, signature, inputs, may_run_on_loop)

@@ -26,7 +26,15 @@ from tensorflow.core.protobuf import meta_graph_pb2
 from tensorflow_serving.apis import get_model_metadata_pb2
 
 from serving.custom_ops import register_ops_for
-from serving.errors import NotFound, did_you_mean, message
+from serving.errors import (
+    InvalidArgument,
+    NotFound,
+    ServingError,
+    Unimplemented,
+    did_you_mean,
+    echoed,
+    message,
+)
 from serving.savedmodel import SERVE_TAG, read_serving_graph, servable_signature_defs, written_by_tf1
 from serving.server.binding import bind_arguments, function_keywords
 from serving.server.session import SessionSignature, dense_signatures, load_session
@@ -143,6 +151,35 @@ class Signature:
         }
 
 
+def check_bundle(path: Path) -> None:
+    """What TF Serving's `LoadSessionBundleOrSavedModelBundle` (session_bundle/oss/session_bundle_util.cc)
+    refuses before TensorFlow reads anything, in its codes and words.
+
+    Raises:
+        Unimplemented: `path` holds `export.meta` (a SessionBundle).
+        NotFound: `path` holds no saved_model.pb or .pbtxt (a file named like a version, say).
+    """
+    if (path / "export.meta").is_file():
+        raise Unimplemented(
+            message(
+                "Session Bundle is deprecated and removed.",
+                expected="a SavedModel (saved_model.pb, variables/)",
+                received=f"a SessionBundle export (export.meta) in {path}",
+                fix="Re-export the model with tf.saved_model.save (or a TF1 SavedModelBuilder).",
+            )
+        )
+    if not ((path / "saved_model.pb").is_file() or (path / "saved_model.pbtxt").is_file()):
+        raise NotFound(
+            message(
+                "Specified file path does not appear to contain a SavedModel bundle (should have a file called "
+                f"`saved_model.pb`)\nSpecified file path: {path}",
+                expected="a version directory holding saved_model.pb",
+                received="a file" if path.is_file() else "no saved_model.pb in it",
+                fix="Put only SavedModel version directories under the model's base path.",
+            )
+        )
+
+
 class Servable:
     """A loaded model version. Thread-safe; counts requests in flight.
 
@@ -186,10 +223,11 @@ class Servable:
             The servable, every SignatureDef with a function bound to it.
 
         Raises:
-            FileNotFoundError: No saved_model.pb in `path`.
+            Unimplemented, NotFound: TF Serving's loader refuses `path` (`check_bundle`).
             ValueError: No 'serve' graph, or a signature whose inputs match no
                 argument of its function (`binding.BindingError`).
         """
+        check_bundle(path)
         graph = read_serving_graph(path)
         register_ops_for(graph)  # tensorflow_text's ops, only for a model that uses them (serving.custom_ops)
         defs = servable_signature_defs(graph)
@@ -231,7 +269,10 @@ class Servable:
         )
 
     def signature(
-        self, signature_name: str, not_found: str = 'Serving signature name: "{name}" not found in signature def'
+        self,
+        signature_name: str,
+        not_found: str = 'Serving signature name: "{name}" not found in signature def',
+        error: type[ServingError] = InvalidArgument,
     ) -> Signature:
         """Returns the named signature.
 
@@ -239,13 +280,17 @@ class Servable:
             signature_name: The signature's key.
             not_found: TensorFlow Serving's words for a missing one (they
                 differ by API), `{name}` the signature's name.
+            error: TensorFlow Serving's code for a missing one: INVALID_ARGUMENT
+                (REST Predict's `GetInfoMap`, Classify, Regress, MultiInference),
+                FAILED_PRECONDITION (gRPC Predict's `predict_util.cc`).
 
         Raises:
-            NotFound: The servable has no signature of that name.
+            InvalidArgument: The servable has no signature of that name (or `error`).
         """
         found = self.signatures.get(signature_name)
         if found is None:
-            raise NotFound(
+            signature_name = echoed(signature_name)
+            raise error(
                 message(
                     not_found.format(name=signature_name),
                     expected=f"one of {sorted(self.signatures)}",

@@ -134,6 +134,28 @@ def _first_bad_leaf(value: Any, ok: tuple[type, ...]) -> Any:
 
 
 _NOTHING = object()
+# The input types TF Serving converts from JSON (`AddValueToTensor`, util/json_tensor.cc); others
+# (half, bfloat16, uint16, complex, ...) are UNIMPLEMENTED there.
+_JSON_INPUT_TYPES = frozenset(
+    getattr(types_pb2, name)
+    for name in (
+        "DT_FLOAT",
+        "DT_DOUBLE",
+        "DT_INT32",
+        "DT_INT16",
+        "DT_INT8",
+        "DT_UINT8",
+        "DT_STRING",
+        "DT_INT64",
+        "DT_BOOL",
+        "DT_UINT32",
+        "DT_UINT64",
+    )
+)
+# The output types TF Serving writes as JSON (`AddSingleValueAndAdvance`): the same set.
+_JSON_OUTPUT_DTYPES = frozenset(
+    np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int16, np.int8, np.uint8, np.int64, np.bool_)
+) | frozenset(np.dtype(t) for t in (np.uint32, np.uint64))
 # 1e300 cast to float32 is inf, as in TensorFlow Serving, without numpy's warning; a filter for
 # this module, not `np.errstate` around each cast (3 us a request).
 warnings.filterwarnings("ignore", message="overflow encountered in cast", category=RuntimeWarning, module=__name__)
@@ -193,15 +215,17 @@ def _json_to_array(value: Any, spec: TensorSpec, where: str, may_contain_bools: 
         except ValueError:
             raise _shape_error(value, where) from None
         allowed = {"f": "fiu", "i": "iu", "u": "iu", "b": "b"}.get(kind)
-        if allowed is None:
-            raise Unimplemented(
-                message(
-                    f"Conversion of JSON to type: {_cpp_dtype_name(spec.datatype_enum)} is not supported ({where})",
-                    expected="float, double, int, uint, bool or string inputs",
-                    received=f"input {spec.alias!r} of type {spec.dtype.name}",
-                    fix="Use the gRPC API for this input type.",
+        if spec.datatype_enum not in _JSON_INPUT_TYPES:
+            leaf = _first_bad_leaf(value, ())
+            if leaf is not _NOTHING:  # TF Serving converts value by value: no value, no error
+                raise Unimplemented(
+                    message(
+                        f"Conversion of JSON Value: {_short(leaf)} to type: {_cpp_dtype_name(spec.datatype_enum)}",
+                        expected="float, double, int8/16/32/64, uint8/32/64, bool or string inputs",
+                        received=f"input {spec.alias!r} of type {spec.dtype.name} ({where})",
+                        fix="Use the gRPC API for this input type.",
+                    )
                 )
-            )
         if array.size and array.dtype.kind not in allowed:
             ok = {"f": (int, float), "i": (int,), "u": (int,), "b": (bool,)}[kind]
             bad = _first_bad_leaf(value, ok)
@@ -399,13 +423,19 @@ def _numpy_dtype_name(dtype: np.dtype) -> str:
     return name[3:].lower() if name.startswith("DT_") else name
 
 
-def _dtype_error(signature: Signature, alias: str, provided: str, received: str, fix: str) -> InvalidArgument:
+class FoundByTheSession(InvalidArgument):
+    """An input TensorFlow Serving's session refuses only when it runs (a dtype, a shape): TF
+    Serving checks the output filter first (`PreProcessPrediction`, predict_util.cc, before
+    `Session::Run`), so a Predict with a bad filter too reports the filter."""
+
+
+def _dtype_error(signature: Signature, alias: str, provided: str, received: str, fix: str) -> FoundByTheSession:
     """An input of the wrong dtype, in TensorFlow's words (the session's check of each feed):
     `arg[i]` is the input's position in the feed, the signature's aliases sorted
     (`session.SessionSignature`)."""
     spec = signature.inputs[alias]
     index = sorted(signature.inputs).index(alias)
-    return InvalidArgument(
+    return FoundByTheSession(
         message(
             f"Expects arg[{index}] to be {_cpp_dtype_name(spec.datatype_enum)} but {provided} is provided",
             expected=f"input {spec.describe()} (arg[{index}]: the inputs are fed sorted by alias)",
@@ -444,7 +474,7 @@ def check_inputs(signature: Signature, inputs: Mapping[str, np.ndarray], model: 
         # TF1 graphs take any shape (a session feed is not checked against the
         # TensorInfo; the ops decide), as in TensorFlow Serving.
         if not signature.feeds_any_shape and not spec.fits(value.shape):
-            raise InvalidArgument(
+            raise FoundByTheSession(
                 message(
                     f"Input {alias!r} has an incompatible shape",
                     expected=spec.describe(),
@@ -706,16 +736,10 @@ def float32_json_values(array: np.ndarray) -> np.ndarray:
 def array_to_json(array: np.ndarray, alias: str) -> Any:
     """Converts a numpy output to nested JSON-ready Python values."""
     kind = array.dtype.kind
-    if kind == "f":
-        if array.dtype == np.float32:
-            written = float32_json(array)
-            return written.tolist() if isinstance(written, np.ndarray) else written
-        if array.dtype.itemsize < 8:
-            # float16: the shortest decimal that reads back to the same value,
-            # instead of float64 noise digits.
-            return array.astype(str).astype(np.float64).tolist()
-        return array.tolist()
-    if kind in "iub":
+    if array.dtype == np.float32:
+        written = float32_json(array)
+        return written.tolist() if isinstance(written, np.ndarray) else written
+    if array.dtype in _JSON_OUTPUT_DTYPES:
         return array.tolist()
     if kind in "OSU":
         as_b64 = alias.endswith(_BYTES_SUFFIX)
@@ -723,7 +747,7 @@ def array_to_json(array: np.ndarray, alias: str) -> Any:
     raise InvalidArgument(
         message(
             f"Failed to write JSON value for tensor type: {_numpy_dtype_name(array.dtype)}",
-            expected="float, int, bool or string outputs",
+            expected="float, double, int8/16/32/64, uint8/32/64, bool or string outputs",
             received=f"output {alias!r} of dtype {array.dtype}",
             fix="Use the gRPC API for this output.",
         )
@@ -807,16 +831,23 @@ def json_outputs(
     return {"predictions": rows}
 
 
-def proto_to_array(proto: tensor_pb2.TensorProto, spec: TensorSpec, signature: Signature) -> np.ndarray:
+def proto_to_array(
+    proto: tensor_pb2.TensorProto, spec: TensorSpec, signature: Signature, check_dtype: bool = True
+) -> np.ndarray:
     """Converts a request TensorProto to numpy, checking its dtype.
 
     Args:
         proto: The request's tensor.
         spec: The signature's input it is for.
         signature: The signature (its feed order names the input in a dtype error).
+        check_dtype: False to only parse it (`proto_inputs`' second pass).
     """
     dtype = proto.dtype
-    if dtype != spec.datatype_enum and not (tf.dtypes.as_dtype(dtype).is_integer and spec.dtype.is_floating):
+    if (
+        check_dtype
+        and dtype != spec.datatype_enum
+        and not (tf.dtypes.as_dtype(dtype).is_integer and spec.dtype.is_floating)
+    ):
         raise _dtype_error(
             signature,
             spec.alias,
@@ -855,7 +886,14 @@ def proto_inputs(
     _check_aliases(signature, protos.keys() if protos.__class__ is dict else set(protos), model)
     # By key: a protobuf map's items() is collections.abc's generator, 2x slower.
     inputs = signature.inputs
-    return {alias: proto_to_array(protos[alias], inputs[alias], signature) for alias in protos}
+    try:
+        return {alias: proto_to_array(protos[alias], inputs[alias], signature) for alias in protos}
+    except FoundByTheSession as wrong_dtype:
+        # TF Serving parses every TensorProto (GetInputValues: "tensor parsing error") before the
+        # session sees a dtype: another input's parse error comes first.
+        for alias in protos:
+            proto_to_array(protos[alias], inputs[alias], signature, check_dtype=False)
+        raise wrong_dtype from None
 
 
 # The typed TensorProto field TensorFlow's Tensor::AsProtoField writes per dtype.

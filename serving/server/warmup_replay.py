@@ -4,21 +4,25 @@ As TensorFlow Serving's `RunSavedModelWarmup`: records are read and run one at
 a time; predict, classify, regress and multi_inference logs run as those
 requests would (inputs and outputs checked); a record without a log is
 skipped; session_run and predict_streamed logs are "Unsupported log_type for
-warmup". The first failure fails the load, with TensorFlow Serving's wording
-first; the version's status is END with FAILED_PRECONDITION, this server's one
-code for a failed load (README, "Differences from TF Serving").
+warmup". The first failure fails the load with TensorFlow Serving's code and
+wording first (`RunSavedModelWarmup`, servables/tensorflow/saved_model_warmup_util.cc
+and saved_model_warmup.cc): DATA_LOSS for a file that is not TFRecord,
+INVALID_ARGUMENT for a record that is not a PredictionLog or more than 1,000
+records, UNIMPLEMENTED for an unsupported log type, and a failing request's own
+code; the version's status is END with that error, as TF Serving reports it.
 """
 
 from __future__ import annotations
 
+import grpc
 from tensorflow_serving.apis import inference_pb2, prediction_log_pb2
 
-from serving.errors import FailedPrecondition, ServingError, message
+from serving.errors import ServingError, Unimplemented, message
 from serving.server import inference
 from serving.server.examples import examples_from_input
 from serving.server.multi_inference import check_tasks, fill_result, task_signatures
 from serving.server.servable import Servable
-from serving.server.tensors import check_inputs, proto_inputs
+from serving.server.tensors import proto_inputs
 from serving.warmup import WarmupFileError, iter_warmup_records, warmup_path
 
 __all__ = ["replay_warmup"]
@@ -32,8 +36,12 @@ class _Unsupported(Exception):
 
 def _predict(servable: Servable, request) -> None:
     signature = inference.predict_signature(servable, request.model_spec.signature_name)
-    inputs = check_inputs(signature, proto_inputs(request.inputs, signature, servable.name), servable.name)
-    inference.check_output_filter(signature, list(request.output_filter))  # before the run, as Predict
+    inputs = inference.checked_inputs(
+        signature,
+        lambda sig: proto_inputs(request.inputs, sig, servable.name),
+        list(request.output_filter),
+        servable.name,
+    )
     signature.run(inputs)
 
 
@@ -75,10 +83,12 @@ def _replay_one(servable: Servable, log: prediction_log_pb2.PredictionLog) -> No
         _REPLAY[kind](servable, getattr(log, kind).request)
 
 
-def _unsupported(kind: str, index: int, path) -> FailedPrecondition:
-    return FailedPrecondition(
+def _unsupported(kind: str, index: int, path) -> Unimplemented:
+    # TF Serving prints `log_type_case()`, the oneof's field number (session_run_log is 5).
+    number = prediction_log_pb2.PredictionLog.DESCRIPTOR.fields_by_name[kind].number
+    return Unimplemented(
         message(
-            f"Unsupported log_type for warmup: {kind}",
+            f"Unsupported log_type for warmup: {number}",
             expected="predict_log, classify_log, regress_log or multi_inference_log records",
             received=f"record {index} of {path}: {kind}",
             fix="Write PredictRequests with serving.warmup.write_warmup_file.",
@@ -86,13 +96,30 @@ def _unsupported(kind: str, index: int, path) -> FailedPrecondition:
     )
 
 
-def _failed(err: Exception, index: int, path) -> FailedPrecondition:
-    """The request's own error (already in the message formula), after the record that failed."""
-    text = err.text if isinstance(err, ServingError) else f"{type(err).__name__}: {err}"
+def _coded(code: grpc.StatusCode | str, text: str) -> ServingError:
+    error = ServingError(text)
+    error.code = code if isinstance(code, grpc.StatusCode) else grpc.StatusCode[code]
+    return error
+
+
+def _code_of(err: Exception) -> grpc.StatusCode:
+    """A ServingError's code; a TensorFlow error's own (as TF Serving's session reports it); else UNKNOWN."""
+    if isinstance(err, ServingError):
+        return err.code
+    number = getattr(err, "error_code", None)
+    return next((c for c in grpc.StatusCode if c.value[0] == number), grpc.StatusCode.UNKNOWN)
+
+
+def _failed(err: Exception, index: int, path) -> ServingError:
+    """The request's own code and words, as TF Serving returns the executor's status unchanged
+    (TF_RETURN_IF_ERROR), then which record failed."""
+    code = _code_of(err)
+    text = err.text if isinstance(err, ServingError) else (str(err) or type(err).__name__)
     first_line = text.splitlines()[0] if text else type(err).__name__
-    return FailedPrecondition(
-        f"Warmup record {index} of {path} failed: {first_line.rstrip('.')}. "
-        "Rewrite the warmup file from requests this model accepts, or remove it."
+    return _coded(
+        code,
+        f"{first_line.rstrip('.')}. (warmup record {index} of {path}) "
+        "Rewrite the warmup file from requests this model accepts, or remove it.",
     )
 
 
@@ -101,17 +128,17 @@ def _next_record(records, path):
     try:
         return next(records, None)
     except WarmupFileError as err:
-        raise FailedPrecondition(str(err)) from None
-    except Exception as err:  # noqa: BLE001 - the file could not be read at all
-        raise FailedPrecondition(f"Failed to read warmup file {path}: {type(err).__name__}: {err}") from None
+        raise _coded(err.code, str(err)) from None
+    except Exception as err:  # noqa: BLE001 - the file could not be read at all (TF Serving: the reader's status)
+        raise _coded(_code_of(err), f"Failed to read warmup file {path}: {type(err).__name__}: {err}") from None
 
 
 def replay_warmup(servable: Servable) -> int:
     """Runs every warmup record against `servable`; returns how many were read.
 
     Raises:
-        FailedPrecondition: The file is unreadable, a record is malformed,
-            unsupported or fails; the load fails, as in TensorFlow Serving.
+        ServingError: The file is unreadable, a record is malformed,
+            unsupported or fails; the load fails with TensorFlow Serving's code.
     """
     path = warmup_path(servable.path)
     if not path.is_file():

@@ -129,7 +129,9 @@ class _Served:
         self.name, self.pushed = name, pushed
         config = cfg.server_config(cfg.model_config(name, os.path.dirname(pushed)))
         files = cfg.write_server_files(config_dir, config)
-        self.server = EmbeddedServer.from_files(files, rest_port=0, grpc_port=0).start()
+        self.server = EmbeddedServer.from_files(
+            files, rest_port=0, grpc_port=0, allow_version_labels_for_unavailable_models=True
+        ).start()
 
     def predict_raw(self, instances: list[dict]) -> list[dict]:
         from serving.client import RestClient

@@ -141,7 +141,9 @@ def test_embedded_server_takes_the_column_names_and_nan_in_json(messy_run, tmp_p
 
     _, _, versions = messy_run
     files = cfg.write_server_files(tmp_path / "cfg", cfg.server_config(cfg.model_config("messy", versions[0].parent)))
-    server = EmbeddedServer.from_files(files, rest_port=0, grpc_port=0).start()
+    server = EmbeddedServer.from_files(
+        files, rest_port=0, grpc_port=0, allow_version_labels_for_unavailable_models=True
+    ).start()
     try:
         instance = {"mean radius": float("nan"), "température.2": 20.0, "kind": "a", "examples": 0.5}
         status, predicted = _post(

@@ -183,7 +183,9 @@ def test_deployed_model_answers_rest_and_grpc_like_the_saved_model(first_run, ta
     files = serving_config.ServerFiles(
         Path(config_dir, serving_config.MODEL_CONFIG_FILE), None, Path(config_dir, serving_config.MONITORING_FILE)
     )
-    server = EmbeddedServer.from_files(files, rest_port=0, grpc_port=0).start()
+    server = EmbeddedServer.from_files(
+        files, rest_port=0, grpc_port=0, allow_version_labels_for_unavailable_models=True
+    ).start()
     try:
         with RestClient(server.rest_url) as client:
             status = client.status("taxi_sample", label="stable")

@@ -39,6 +39,8 @@ def make_server(tmp_path):
         config = cfg.server_config(cfg.model_config(MODEL, model_dir, policy=policy, labels=labels))
         files = cfg.write_server_files(config_dir or tmp_path / "cfg", config, batching=batching)
         options.setdefault("file_system_poll_wait_seconds", 0.1)
+        if labels:  # as TF Serving, labels in the first config need this flag (its own tests pass it)
+            options.setdefault("allow_version_labels_for_unavailable_models", True)
         server = EmbeddedServer.from_files(files, rest_port=0, grpc_port=0, **options)
         servers.append(server)
         return server.start()

@@ -167,8 +167,8 @@ BAD_CALLS = [
     (
         "unknown signature",
         _spec(predict_pb2.PredictRequest(), name=MODEL, signature_name="nope"),
-        grpc.StatusCode.NOT_FOUND,
-        'Serving signature name: "nope" not found',
+        grpc.StatusCode.FAILED_PRECONDITION,  # as TF Serving's predict_util.cc
+        'Serving signature key "nope" not found.',
     ),
 ]
 

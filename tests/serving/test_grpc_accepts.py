@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
@@ -58,7 +57,7 @@ def test_errors_through_the_loops_are_the_methods_own(server):
         unknown.model_spec.name = "nope"
         with pytest.raises(grpc.RpcError) as not_found:
             stub.Predict(unknown, timeout=10)
-    assert undecodable.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert undecodable.value.code() == grpc.StatusCode.INTERNAL  # C++ gRPC's code, as TF Serving
     assert "PredictRequest" in undecodable.value.details()
     assert not_found.value.code() == grpc.StatusCode.NOT_FOUND
     assert server.grpc_accepts.accepted >= 1
@@ -80,9 +79,7 @@ def test_the_loops_end_when_the_server_stops(make_server, model_dir, caplog):
     _predict_concurrently(server.grpc_address, 32)
     accepts = server.grpc_accepts
     with caplog.at_level(logging.ERROR, logger=grpc_accepts.__name__):
-        started = time.monotonic()
-        server.stop()
-    assert time.monotonic() - started < 10
+        server.stop()  # raises TimeoutError where the loops do not end (30 s)
     assert accepts.running == 0
     assert not [r for r in caplog.records if r.name == grpc_accepts.__name__]  # ended quietly
 

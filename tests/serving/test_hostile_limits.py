@@ -204,6 +204,16 @@ def test_tensor_proto_without_a_request_dtype_is_invalid_argument(case, dtype, n
     assert f"Received: dtype {name}." in str(caught.value)
 
 
+def _fastest_of_three(call) -> float:
+    """Seconds of the fastest of three `call()`s."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
 @pytest.mark.parametrize(
     ("case", "raw"),
     [
@@ -212,7 +222,11 @@ def test_tensor_proto_without_a_request_dtype_is_invalid_argument(case, dtype, n
     ],
 )
 def test_depth_scan_stays_linear_on_hostile_strings(case, raw):
-    started = time.perf_counter()
-    with pytest.raises(json.JSONDecodeError):  # not too deep: the parser reports the broken string
-        check_json_depth(raw, 64, json.loads)
-    assert time.perf_counter() - started < 10  # a backtracking scan takes hours on 2 MB
+    def scan() -> None:
+        with pytest.raises(json.JSONDecodeError):  # not too deep: the parser reports the broken string
+            check_json_depth(raw, 64, json.loads)
+
+    # No fixed bound (a loaded machine slows everything): compared with parsing a plain body of the
+    # same size in the same run, the scan takes 1.7-2.6 times as long; a backtracking scan, hours.
+    plain = b"[" + b"1," * (len(raw) // 2) + b"1]"
+    assert _fastest_of_three(scan) < 20 * _fastest_of_three(lambda: json.loads(plain))

@@ -24,6 +24,7 @@ from tensorflow.core.example import example_pb2
 from tensorflow.core.framework import tensor_pb2
 from tensorflow_serving.apis import (
     classification_pb2,
+    get_model_status_pb2,
     inference_pb2,
     model_management_pb2,
     model_service_pb2_grpc,
@@ -106,11 +107,14 @@ def test_json_nested_100k_deep_is_400_not_500(server):
         ("GET", f"/v1/models/{MODEL}:predict", "POST"),
         ("PUT", f"/v1/models/{MODEL}/versions/1:classify", "POST"),
         ("DELETE", f"/v1/models/{MODEL}/labels/stable:regress", "POST"),
-        ("POST", f"/v1/models/{MODEL}", "GET, HEAD"),
-        ("DELETE", f"/v1/models/{MODEL}/metadata", "GET, HEAD"),
+        ("POST", f"/v1/models/{MODEL}", "GET"),
+        ("DELETE", f"/v1/models/{MODEL}/metadata", "GET"),
     ],
 )
-def test_wrong_method_is_405_with_allow(server, method, path, allow):
+def test_wrong_method_is_tf_servings_malformed_request(server, method, path, allow):
+    """TF Serving's `HttpRestApiHandler::ProcessRequest` (model_servers/http_rest_api_handler.cc)
+    dispatches POST to the verbs and GET to status/metadata; anything else keeps its initial
+    INVALID_ARGUMENT "Malformed request: <method> <path>" (400). Our explanation follows."""
     conn = http_client.HTTPConnection("127.0.0.1", server.rest_port, timeout=10)
     try:
         conn.request(method, path, body=b"{}" if method != "GET" else None)
@@ -118,25 +122,25 @@ def test_wrong_method_is_405_with_allow(server, method, path, allow):
         body = json.loads(response.read())
     finally:
         conn.close()
-    assert response.status == 405
-    assert response.headers["Allow"] == allow
-    assert body["error"].startswith(f"Method Not Allowed: {method} {path}. Expected {allow} for this path")
+    assert response.status == 400
+    assert response.headers.get("Allow") is None
+    assert body["error"].startswith(f"Malformed request: {method} {path}. Expected {allow} for this path")
 
 
-def test_head_on_a_status_path_answers_as_get_without_a_body(server):
+def test_head_on_a_status_path_is_malformed_request_as_in_tf_serving(server):
+    """TF Serving's evhttp server lets HEAD through (`evhttp_set_allowed_methods`,
+    util/net_http/server/internal/evhttp_server.cc) and its handler dispatches GET only: 400."""
     conn = http_client.HTTPConnection("127.0.0.1", server.rest_port, timeout=10)
     try:
-        conn.request("GET", f"/v1/models/{MODEL}/metadata")
-        got = conn.getresponse()
-        get_body = got.read()
         conn.request("HEAD", f"/v1/models/{MODEL}/metadata")
         head = conn.getresponse()
         head_body = head.read()
+        conn.request("GET", f"/v1/models/{MODEL}/metadata")  # the connection still serves
+        got = conn.getresponse()
+        got.read()
     finally:
         conn.close()
-    assert (got.status, head.status) == (200, 200)
-    assert head_body == b""
-    assert int(head.headers["Content-Length"]) == len(get_body)
+    assert (head.status, head_body, got.status) == (400, b"", 200)
 
 
 def _post_encoded(server, body: bytes, encoding: str) -> tuple[int, dict, str | None]:
@@ -154,19 +158,36 @@ def _post_encoded(server, body: bytes, encoding: str) -> tuple[int, dict, str | 
         conn.close()
 
 
-def test_gzip_and_deflate_bodies_are_decoded(server):
+def test_gzip_bodies_are_decoded(server):
     body = json.dumps({"signature_name": "serving_raw", "instances": [X]}).encode()
-    for encoding, compressed in [("gzip", gzip.compress(body)), ("deflate", zlib.compress(body))]:
-        status, answer, _ = _post_encoded(server, compressed, encoding)
+    for encoding in ("gzip", "x-gzip", "gzip, identity"):  # "gzip" anywhere in the header, as TF Serving reads it
+        status, answer, _ = _post_encoded(server, gzip.compress(body), encoding)
         assert status == 200, (encoding, answer)
         assert answer["predictions"][0]["logit"] == pytest.approx(logit(1, X), rel=1e-6)
 
 
-def test_body_that_does_not_decode_as_its_content_encoding_is_400_and_closed(server):
+def test_a_deflate_body_is_read_as_sent_as_tf_serving_reads_it(server):
+    """TF Serving decodes gzip only (`EvHTTPRequest::NeedUncompressGzipContent`, util/net_http/server/internal/
+    evhttp_request.cc): a deflate body reaches the JSON parser as sent and fails there."""
+    body = json.dumps({"signature_name": "serving_raw", "instances": [X]}).encode()
+    status, answer, connection = _post_encoded(server, zlib.compress(body), "deflate")
+    assert status == 400, answer
+    assert answer["error"].startswith("JSON Parse error: ")
+    assert connection != "close"
+    status, answer, _ = _post_encoded(server, body, "deflate")  # a body that is not deflate at all: served
+    assert status == 200, answer
+
+
+def test_body_that_does_not_decode_as_gzip_is_tf_servings_empty_document(server):
+    """TF Serving's failed gunzip leaves an empty body (`ReadRequestGzipBytes` returns nullptr), which its JSON
+    parser answers 400 "The document is empty"; the framing was fine, so the connection stays open."""
     status, answer, connection = _post_encoded(server, b'{"instances": [[1, 2, 3]]}', "gzip")
     assert status == 400, answer
-    assert answer["error"].startswith("Request body could not be read: Can not decode content-encoding: gzip. ")
-    assert connection == "close"
+    assert answer["error"].startswith("JSON Parse error: The document is empty. Expected a gzip body")
+    assert connection != "close"
+    status, answer, _ = _post_encoded(server, gzip.compress(b'{"instances": [[1, 2, 3]]}')[:-8], "gzip")
+    assert status == 400, answer
+    assert "the gzip stream ends early" in answer["error"]
     _good_rest(server)
 
 
@@ -255,12 +276,21 @@ def test_a_large_classify_does_not_hold_the_other_requests(linear_server_process
     # Hundreds of thousands of examples: their tf.Examples and results are Python work, seconds of
     # it; on the event loop it held every other request that long (REST: 6.3 s for 500k, 3.4 s for
     # 300k; gRPC 400k: 2.3 s; MultiInference 300k, two tasks: 2.2 s), on a thread a small request
-    # waits for GIL switches only (0.4-0.8 s).
+    # waits for GIL switches only (0.4-0.8 s). No fixed bound (a loaded machine slows both): the
+    # longest small wait is compared with the big call's own duration, measured in the same run.
+    # Measured on 2 loaded cores (load 5-7): with the work on the loop, one small request waited
+    # 0.45-0.5 of the big call; on a thread, 0.13-0.17 of it.
     served = linear_server_process
     call, result_count = make_call(served, count)
     answers = {}
+
+    def big() -> None:
+        started = time.perf_counter()
+        answers["big"] = call()
+        answers["seconds"] = time.perf_counter() - started
+
     # The answer is read as bytes and parsed after the timing: parsing it would hold this process's GIL.
-    thread = threading.Thread(target=lambda: answers.update(big=call()))
+    thread = threading.Thread(target=big)
     thread.start()
     waits = []
     while thread.is_alive():
@@ -269,12 +299,12 @@ def test_a_large_classify_does_not_hold_the_other_requests(linear_server_process
         waits.append(time.perf_counter() - started)
     thread.join()
     assert result_count(answers["big"]) == count
-    assert len(waits) >= 5
-    assert max(waits) < 1.2, sorted(waits)[-5:]
+    assert len(waits) >= 5, (waits, answers["seconds"])
+    assert max(waits) < 0.3 * answers["seconds"], (sorted(waits)[-5:], answers["seconds"])
 
 
 def _raw_connection(server) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", server.rest_port), timeout=10)
+    sock = socket.create_connection(("127.0.0.1", server.rest_port), timeout=60)
     return sock
 
 
@@ -283,9 +313,8 @@ def test_half_sent_headers_are_closed_after_the_header_timeout(make_server, mode
     sock = _raw_connection(server)
     try:
         sock.sendall(b"POST /v1/models/lin:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty")
-        started = time.monotonic()
-        assert sock.recv(1024) == b""  # closed by the server, nothing answered
-        assert time.monotonic() - started < 8
+        # Closed by the server, nothing answered; without the header timeout, recv times out (60 s).
+        assert sock.recv(1024) == b""
     finally:
         sock.close()
     _good_rest(server)
@@ -299,11 +328,9 @@ def test_body_that_never_completes_gets_408(make_server, model_dir):
             b"POST /v1/models/lin:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Content-Length: 1000\r\n\r\n" + b'{"instances": ['
         )
-        started = time.monotonic()
         answer = b""
-        while chunk := sock.recv(4096):
+        while chunk := sock.recv(4096):  # without the body timeout, recv times out (60 s)
             answer += chunk
-        assert time.monotonic() - started < 8
     finally:
         sock.close()
     assert answer.startswith(b"HTTP/1.1 408")
@@ -371,3 +398,63 @@ def test_cli_up_on_a_taken_port_prints_one_line_and_no_traceback(model_dir, tmp_
     assert errors == [errors[0]] and f"Cannot bind the gRPC port 127.0.0.1:{port}" in errors[0]
     assert "--grpc-port" in errors[0]
     assert "Traceback" not in done.stderr
+
+
+def test_a_10kb_model_name_is_not_found_with_the_name_cut_in_the_message(server):
+    # Echoed whole (twice), the name overran the client's 16 KiB metadata limit: RESOURCE_EXHAUSTED.
+    name = "m" * 10_240
+    predict = predict_pb2.PredictRequest()
+    predict.model_spec.name = name
+    status = get_model_status_pb2.GetModelStatusRequest()
+    status.model_spec.name = name
+    with grpc.insecure_channel(server.grpc_address) as channel:
+        prediction = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        model = model_service_pb2_grpc.ModelServiceStub(channel)
+        for call, request, words in [
+            (prediction.Predict, predict, "Servable not found for request: Latest(mmm"),
+            (model.GetModelStatus, status, "Could not find any versions of model mmm"),
+        ]:
+            with pytest.raises(grpc.RpcError) as caught:
+                call(request, timeout=30)
+            assert caught.value.code() == grpc.StatusCode.NOT_FOUND, caught.value.details()
+            assert caught.value.details().startswith(words)
+            assert "...(10240 characters)" in caught.value.details()
+            assert len(caught.value.details()) < 2000
+
+
+def test_a_long_error_message_is_cut_to_fit_the_grpc_trailer(server):
+    # A value no message shortens (a 10 KB input alias) still leaves the status intact.
+    request = _predict_request(tf.make_tensor_proto([X], dtype=tf.float32))
+    request.inputs["a" * 10_240].CopyFrom(tf.make_tensor_proto([X], dtype=tf.float32))
+    with grpc.insecure_channel(server.grpc_address) as channel:
+        stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.Predict(request, timeout=30)
+    assert caught.value.code() != grpc.StatusCode.RESOURCE_EXHAUSTED, caught.value.details()
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert caught.value.details().startswith("input size does not match signature: 2!=1 len({aaa")
+    assert caught.value.details().endswith(" characters)")
+    assert len(caught.value.details()) <= 4096
+
+
+def test_made_up_model_names_do_not_grow_the_metrics_page(server):
+    """TF Serving's `RecordModelRequestCount` (model_servers/http_server.cc) labels `request_count`
+    with whatever name a request carries: a stream of random names is a series each, without
+    bound. Here a name the server does not serve is counted under model_name="" (REST and gRPC)."""
+    _, before = http(server.rest_url, "GET", cfg.PROMETHEUS_PATH)
+    names = [f"made-up-{i}" for i in range(50)]
+    with grpc.insecure_channel(server.grpc_address) as channel:
+        stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        for name in names:
+            assert http(server.rest_url, "POST", f"/v1/models/{name}:predict", {"instances": [X]})[0] == 404
+            request = _predict_request(tf.make_tensor_proto([X], dtype=tf.float32))
+            request.model_spec.name = name
+            with pytest.raises(grpc.RpcError):
+                stub.Predict(request, timeout=30)
+    _, after = http(server.rest_url, "GET", cfg.PROMETHEUS_PATH)
+    assert "made-up-" not in after["raw"]
+    assert len(after["raw"].splitlines()) <= len(before["raw"].splitlines()) + 1  # the "" series, once
+    series = ':tensorflow:serving:request_count{model_name="",status="NOT_FOUND"}'
+    counted = next(line for line in after["raw"].splitlines() if line.startswith(series))
+    assert float(counted.rsplit(" ", 1)[1]) >= 2 * len(names)
+    _good_rest(server)

@@ -36,7 +36,6 @@ def _same(a, b) -> bool:
         ({"y": np.array([True, False])}, COLUMNAR),
         ({"y": np.array([np.nan, 1.0], np.float32)}, ROW),
         ({"y": np.array([[np.inf, -np.inf]], np.float64)}, COLUMNAR),
-        ({"y": np.array([[1.5]], np.float16)}, ROW),
         ({"y": np.arange(6, dtype=np.float32).reshape(2, 3).T}, ROW),  # not C-contiguous
         ({"s": np.array([b"x", b"\xff"], dtype=object)}, ROW),
         ({"s_bytes": np.array([b"x"], dtype=object), "p": np.array([0.25], np.float32)}, ROW),
@@ -85,6 +84,12 @@ def test_loads_reports_invalid_json_as_the_standard_library_does(raw):
         json_codec.loads(raw)
 
     assert (received.value.msg, received.value.pos) == (expected.value.msg, expected.value.pos)
+
+
+@pytest.mark.parametrize("raw", [b' {"a": [1]} x', b'{"a": [1]}}', b'{"a": [1]}{"a": 2}', b'{"a": [NaN]} 1'])
+def test_loads_stops_after_the_first_value_as_tf_serving_does(raw):
+    """rapidjson's kParseStopWhenDoneFlag (`ParseJson`, TF Serving's util/json_tensor.cc)."""
+    assert _same(json_codec.loads(raw), {"a": [math.nan if b"NaN" in raw else 1]})
 
 
 def test_dumps_writes_non_finite_floats_as_tokens():

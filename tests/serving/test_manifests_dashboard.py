@@ -101,7 +101,7 @@ def serving_scrape(files, exports, tmp_path_factory) -> tuple[set[str], Samples]
         for _ in range(3):
             status, body = http(server.rest_url, "POST", predict, {"instances": [b64(example([1.0, 2.0, 3.0]))]})
             assert status == 200, body
-        assert http(server.rest_url, "POST", predict, {"signature_name": "nope", "instances": [[1.0]]})[0] == 404
+        assert http(server.rest_url, "POST", predict, {"signature_name": "nope", "instances": [[1.0]]})[0] == 400
         with grpc.insecure_channel(server.grpc_address) as channel:
             request = predict_pb2.PredictRequest()
             request.model_spec.name = MODEL

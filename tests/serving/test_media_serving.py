@@ -266,7 +266,12 @@ def test_deploy_of_image_rows_larger_than_one_request_succeeds(image, tmp_path):
     )
     files = cfg.write_server_files(tmp_path / "cfg", config)
     with EmbeddedServer.from_files(
-        files, rest_port=0, grpc_port=None, max_request_bytes=limit, file_system_poll_wait_seconds=0.1
+        files,
+        rest_port=0,
+        grpc_port=None,
+        max_request_bytes=limit,
+        file_system_poll_wait_seconds=0.1,
+        allow_version_labels_for_unavailable_models=True,  # a labelled first config, as TF Serving needs
     ) as small:
         push(model_dir, 2, image.export_dir)
         expected = expected_predictions(image.export_dir, rows)

@@ -93,7 +93,8 @@ def test_request_count_is_a_bare_counter_by_model_and_status(scraped):
     assert f"{names.REQUEST_COUNT}_total" not in scraped
     # REST counts every request (status GET included); gRPC counts Predict/Classify/Regress.
     assert _value(scraped, f'{names.REQUEST_COUNT}{{model_name="lin",status="OK"}}') == 6
-    assert _value(scraped, f'{names.REQUEST_COUNT}{{model_name="nope",status="NOT_FOUND"}}') == 1
+    # A name the server does not serve is counted under "" (bounded labels; TF Serving: "nope").
+    assert _value(scraped, f'{names.REQUEST_COUNT}{{model_name="",status="NOT_FOUND"}}') == 1
     assert _value(scraped, f'{names.REQUEST_COUNT}{{model_name="lin",status="INVALID_ARGUMENT"}}') == 1
 
 

@@ -131,7 +131,7 @@ def test_prometheus_metrics_count_requests_per_model_and_status(server):
     text = body["raw"]
     assert status == 200
     assert ':tensorflow:serving:request_count{model_name="lin",status="OK"} 1.0' in text
-    assert ':tensorflow:serving:request_count{model_name="nope",status="NOT_FOUND"} 1.0' in text
+    assert ':tensorflow:serving:request_count{model_name="",status="NOT_FOUND"} 1.0' in text  # not served
     assert ':tensorflow:serving:request_latency_count{API="predict",entrypoint="REST",model_name="lin"} 1.0' in text
     assert 'tfserving_model_version_available{model_name="lin",model_version="1"} 1.0' in text
 
@@ -201,7 +201,7 @@ BAD_REQUESTS = [
         "POST",
         "/v1/models/lin:predict",
         {"signature_name": "serving_rwa", "instances": [X]},
-        404,
+        400,  # INVALID_ARGUMENT, as TF Serving's GetInfoMap
         'Serving signature name: "serving_rwa" not found in signature def',
     ),
     (
@@ -279,7 +279,7 @@ BAD_REQUESTS = [
         "Servable not found for request: Latest(nope)",
     ),
     ("non-numeric version", "GET", "/v1/models/lin/versions/abc", None, 400, "Malformed request: GET"),
-    ("predict with GET", "GET", "/v1/models/lin:predict", None, 405, "Method Not Allowed: GET"),
+    ("predict with GET", "GET", "/v1/models/lin:predict", None, 400, "Malformed request: GET"),
 ]
 
 

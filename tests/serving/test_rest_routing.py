@@ -2,8 +2,8 @@
 
 The server routes on aiohttp's low-level server (`RestApi.handle`) instead of
 a `web.Application`; these tests hold it to what the application's router
-answered: aiohttp's 404 and 405 for other paths and methods, HEAD on the
-metrics page, `Expect: 100-continue`, percent-encoded paths. The request
+answered: aiohttp's 404 for other paths, the metrics page for any method (as
+TF Serving), CORS preflights as TF Serving answers them, `Expect: 100-continue`, percent-encoded paths. The request
 metrics are kept outside prometheus_client's classes
 (`metrics._PerRequest`); their page must read as those classes write it.
 """
@@ -44,11 +44,57 @@ def test_other_paths_are_aiohttps_404(server, path):
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
-def test_other_methods_on_the_metrics_page_are_405(server, method):
+def test_any_method_on_the_metrics_page_gets_the_page(server, method):
+    """TF Serving registers the page with `RegisterRequestHandler` and `ProcessPrometheusRequest`
+    (model_servers/http_server.cc) never looks at the method: every method gets the page."""
     response = _raw(server, method, cfg.PROMETHEUS_PATH, body=b"" if method != "DELETE" else None)
-    assert response.status == 405
-    assert response.headers["Allow"] == "GET,HEAD"
-    assert response.body == b"405: Method Not Allowed"
+    assert response.status == 200
+    assert response.headers["Content-Type"].startswith("text/plain")
+    assert b"# TYPE :tensorflow:serving:request_count counter" in response.body
+
+
+def _options(server, path: str, origin: str | None) -> http_client.HTTPResponse:
+    conn = http_client.HTTPConnection("127.0.0.1", server.rest_port, timeout=10)
+    headers = {"Access-Control-Request-Method": "POST"}
+    if origin is not None:
+        headers["Origin"] = origin
+    conn.request("OPTIONS", path, headers=headers)
+    response = conn.getresponse()
+    response.body = response.read()
+    conn.close()
+    return response
+
+
+@pytest.mark.parametrize("path", [PREDICT, f"/v1/models/{MODEL}", "/v1/anything"])
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:3000", "https://example.com"])
+def test_a_cors_preflight_is_200_without_cors_headers(server, path, origin):
+    """TF Serving's `RestApiRequestDispatcher::ProcessRequest` (model_servers/http_server.cc) answers OPTIONS
+    on any /v1/ path OK when Origin matches "https?://", with no body; Access-Control-Allow-* headers come only
+    with --rest_api_enable_cors_support (`AddCORSHeaders`), off by default, so a browser still refuses
+    another origin's request."""
+    response = _options(server, path, origin)
+    assert response.status == 200
+    assert response.body == b""
+    assert not [name for name in response.headers if name.lower().startswith("access-control-")]
+
+
+@pytest.mark.parametrize("origin", [None, "null", "file:///tmp/page.html"])
+def test_a_preflight_without_an_http_origin_is_failed_precondition(server, origin):
+    """The same code: FAILED_PRECONDITION "Origin header is missing in CORS preflight" (HTTP 400)."""
+    response = _options(server, PREDICT, origin)
+    assert response.status == 400
+    assert json.loads(response.body)["error"].startswith("Origin header is missing in CORS preflight. ")
+
+
+def test_a_preflight_from_a_foreign_host_name_is_refused_first(server):
+    """The Host check (DNS rebinding, README "Security and limits") runs before the preflight is answered."""
+    conn = http_client.HTTPConnection("127.0.0.1", server.rest_port, timeout=10)
+    conn.request("OPTIONS", PREDICT, headers={"Host": "attacker.example:8501", "Origin": "http://attacker.example"})
+    response = conn.getresponse()
+    body = response.read()
+    conn.close()
+    assert response.status == 403
+    assert json.loads(body)["error"].startswith("Host not allowed")
 
 
 def test_head_on_the_metrics_page(server):
@@ -71,7 +117,7 @@ def _expecting(server, expect: str) -> tuple[bytes, socket.socket]:
     body = json.dumps({"signature_name": "serving_raw", "instances": [{"x": X}]}).encode()
     sock = socket.create_connection(("127.0.0.1", server.rest_port), timeout=10)
     head = (
-        f"POST {PREDICT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"POST {PREDICT} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nExpect: {expect}\r\n\r\n"
     ).encode()
     sock.sendall(head)

@@ -9,6 +9,7 @@ read-only version folders).
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
@@ -119,18 +120,22 @@ def test_good_model_config_serves_half_plus_two_and_half_plus_three(stubs):
 
 
 def test_bad_model_is_reported_end_with_its_error(stubs, server):
-    """bad_half_plus_two (a SessionBundle, no saved_model.pb) fails to load: state END with an error status."""
+    """bad_half_plus_two (a SessionBundle, no saved_model.pb) fails to load: state END with TF Serving's error."""
     request = get_model_status_pb2.GetModelStatusRequest()
     request.model_spec.name = "bad"
     result = stubs.model.GetModelStatus(request, timeout=20)
     assert [(s.version, s.state) for s in result.model_version_status] == [(123, END)]
     status = result.model_version_status[0].status
     assert status.error_code != 0
-    assert "Could not find SavedModel .pb or .pbtxt at supplied export directory path" in status.error_message
+    assert "Session Bundle is deprecated and removed." in status.error_message
     assert "00000123" in status.error_message
     _, body = http(server.rest_url, "GET", "/v1/models/bad")
     assert body["model_version_status"][0]["state"] == "END"
-    assert body["model_version_status"][0]["status"]["error_code"] == "FAILED_PRECONDITION"
+    # The loader's own code and words, as TF Serving reports them: its `LoadSessionBundleOrSavedModelBundle`
+    # (session_bundle/oss/session_bundle_util.cc) refuses an export.meta with UNIMPLEMENTED.
+    assert status.error_code == grpc.StatusCode.UNIMPLEMENTED.value[0]
+    assert status.error_message.startswith("Session Bundle is deprecated and removed.")
+    assert body["model_version_status"][0]["status"]["error_code"] == "UNIMPLEMENTED"
 
 
 def test_bad_model_predict_is_not_found_with_the_load_error_and_the_server_stays_up(stubs):
@@ -144,7 +149,7 @@ def test_bad_model_predict_is_not_found_with_the_load_error_and_the_server_stays
     assert caught.value.code() == grpc.StatusCode.NOT_FOUND
     assert "Servable not found for request: Latest(bad)" in caught.value.details()
     assert "versions [123] failed to load" in caught.value.details()
-    assert "Could not find SavedModel .pb or .pbtxt" in caught.value.details()
+    assert "Session Bundle is deprecated and removed." in caught.value.details()
     assert tf.make_ndarray(_predict(stubs, "half_plus_two").outputs["y"]).tolist() == [3.0]
 
 
@@ -196,12 +201,18 @@ def test_model_config_reload(tmp_path):
             _predict(stubs, "half_plus_two")
         assert caught.value.code() == grpc.StatusCode.NOT_FOUND
 
-        # The same through HandleReloadConfigRequest, back to half_plus_two.
+        # HandleReloadConfigRequest back to half_plus_two is applied, then the file wins again: TF Serving's
+        # `Server::PollFilesystemAndReloadConfig` (model_servers/server.cc) applies the file every period,
+        # changed or not.
         request = model_management_pb2.ReloadConfigRequest()
         request.config.CopyFrom(cfg.server_config(cfg.model_config("half_plus_two", data / HALF_PLUS_TWO)))
         assert stubs.model.HandleReloadConfigRequest(request, timeout=20).status.error_code == 0
-        server.manager.wait_for("half_plus_two", 123, State.AVAILABLE, timeout=30)
-        assert tf.make_ndarray(_predict(stubs, "half_plus_two").outputs["y"]).tolist() == [3.0]
+        deadline = time.monotonic() + 30
+        while [m.name for m in server.manager.config.model_config_list.config] != ["half_plus_three"]:
+            assert time.monotonic() < deadline, "the file's config was not applied again"
+            time.sleep(0.05)
+        server.manager.wait_for("half_plus_three", 123, State.AVAILABLE, timeout=30)
+        assert tf.make_ndarray(_predict(stubs, "half_plus_three").outputs["y"]).tolist() == [4.0]
     finally:
         stubs.close()
         server.stop()

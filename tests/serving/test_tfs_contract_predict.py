@@ -272,13 +272,16 @@ REGRESS, CLASSIFY = "tensorflow/serving/regress", "tensorflow/serving/classify"
             grpc.StatusCode.INVALID_ARGUMENT,
             "No regression outputs found in SignatureDef",  # PreProcessRegression; method names are not checked
         ),
-        ([(MODEL, "nope", REGRESS)], grpc.StatusCode.NOT_FOUND, "Requested signature not found in model graph: nope"),
+        (
+            [(MODEL, "nope", REGRESS)],
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "Requested signature not found in model graph: nope",
+        ),
     ],
     ids=["no_tasks", "two_models", "duplicate_signature", "predict_method", "wrong_method", "unknown_signature"],
 )
 def test_multi_inference_rejects_bad_tasks(stubs, tasks, code, text):
-    """MultiInference's rules (multi_inference.cc); an unknown signature is NOT_FOUND here (TF Serving:
-    INVALID_ARGUMENT), as for the other APIs, with TF Serving's wording."""
+    """MultiInference's rules (multi_inference.cc), with TF Serving's codes and wording."""
     request = inference_pb2.MultiInferenceRequest()
     for task in tasks:
         _task(request, *task)

@@ -1,7 +1,8 @@
 """Version folders are found as TF Serving finds them: names parsed as integers.
 
 TF Serving's file_system_storage_path_source.cc parses each child of the base
-path with SimpleAtoi (`00000123` is version 123, loaded from `00000123/`) and,
+path with SimpleAtoi (`00000123` is version 123, loaded from `00000123/`; `+7`
+and `-7` are 7 and -7) and,
 of two folders with one number, loads one and logs that the other is ignored.
 """
 
@@ -30,17 +31,23 @@ def _version_dir(base: Path, name: str, model_file: str | None = "saved_model.pb
         ([("7", "saved_model.pb"), ("00000124", "saved_model.pbtxt")], {7: "7", 124: "00000124"}),
         ([("00000123", "export.meta")], {123: "00000123"}),  # a SessionBundle: tried, and fails visibly
         ([("123", None)], {}),  # not there yet (a copy in progress)
+        ([(".tmp-5", "saved_model.pb"), ("12a", "saved_model.pb"), ("0x7", "saved_model.pb")], {}),
+        # absl::SimpleAtoi: a sign, and ASCII whitespace around the digits.
         (
-            [
-                (".tmp-5", "saved_model.pb"),
-                ("12a", "saved_model.pb"),
-                ("-3", "saved_model.pb"),
-                ("+123", "saved_model.pb"),
-            ],
-            {},
+            [("-3", "saved_model.pb"), ("+123", "saved_model.pb"), (" 8\n", "saved_model.pb")],
+            {-3: "-3", 123: "+123", 8: " 8\n"},
         ),
+        ([("9" * 19, "saved_model.pb"), ("-" + "9" * 19, "saved_model.pb")], {}),  # beyond int64
     ],
-    ids=["zero_padded", "plain_and_padded", "session_bundle", "empty", "not_numbers"],
+    ids=[
+        "zero_padded",
+        "plain_and_padded",
+        "session_bundle",
+        "empty",
+        "not_numbers",
+        "signed_and_spaced",
+        "over_int64",
+    ],
 )
 def test_version_folders_are_parsed_as_integers(tmp_path, folders, expected):
     for name, model_file in folders:
@@ -59,3 +66,11 @@ def test_duplicate_version_numbers_use_one_folder_and_say_which(tmp_path, caplog
 
 def test_missing_base_path_has_no_versions(tmp_path):
     assert versions_on_disk(str(tmp_path / "absent")) == {}
+
+
+def test_a_file_named_like_a_version_is_a_version(tmp_path):
+    """TF Serving's poll lists children with GetChildren, not asking whether they are folders, and aspires
+    every name SimpleAtoi reads; the load then fails (`Servable.load`'s NOT_FOUND)."""
+    (tmp_path / "9").write_text("not a model")
+    (tmp_path / "8").mkdir()  # an empty folder: a copy not started yet, not a version
+    assert versions_on_disk(str(tmp_path)) == {9: tmp_path / "9"}

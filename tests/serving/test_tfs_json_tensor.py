@@ -279,9 +279,27 @@ def test_bad_request_bodies_get_tensorflow_serving_errors(dtypes, body, substrin
     assert substring in raised.value.text
 
 
-def test_json_to_complex_inputs_is_unimplemented_as_in_tensorflow_serving():
-    with pytest.raises(Unimplemented, match="Conversion of JSON to type: complex64"):
-        _inputs('{"instances": [1.0]}', default=tf.complex64)
+@pytest.mark.parametrize(
+    "dtype, name", [(tf.float16, "half"), (tf.bfloat16, "bfloat16"), (tf.uint16, "uint16"), (tf.complex64, "complex64")]
+)
+def test_json_to_other_input_types_is_unimplemented_as_in_tensorflow_serving(dtype, name):
+    """`AddValueToTensor` (util/json_tensor.cc) converts float, double, int8/16/32/64, uint8/32/64,
+    bool and string; any other type is `Unimplemented("Conversion of JSON Value: ", value, " to
+    type: ", DataTypeString(dtype))`."""
+    with pytest.raises(Unimplemented) as raised:
+        _inputs('{"instances": [1.5, 2.0]}', default=dtype)
+
+    assert raised.value.text.startswith(f"Conversion of JSON Value: 1.5 to type: {name}. Expected ")
+
+
+@pytest.mark.parametrize("dtype, name", [(np.float16, "half"), (np.uint16, "uint16"), (np.complex64, "complex64")])
+def test_other_output_types_cannot_be_written_as_in_tensorflow_serving(dtype, name):
+    """`AddSingleValueAndAdvance` (util/json_tensor.cc) writes the types JSON input takes; any
+    other is INVALID_ARGUMENT "Failed to write JSON value for tensor type: <type>"."""
+    with pytest.raises(InvalidArgument) as raised:
+        json_codec.predict_body({"y": np.array([1, 2], dtype)}, JsonFormat.ROW)
+
+    assert raised.value.text.startswith(f"Failed to write JSON value for tensor type: {name}. Expected ")
 
 
 def test_int8_beyond_its_range_is_refused_where_tensorflow_serving_wraps_it_around():

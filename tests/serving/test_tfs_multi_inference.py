@@ -123,13 +123,12 @@ def test_bad_requests_get_tf_serving_codes_and_messages(stubs, request_proto, co
     assert text in caught.value.details()
 
 
-def test_undefined_signature_is_not_found_with_tf_serving_wording(stubs):
-    """UndefinedSignatureTest: TF Serving answers INVALID_ARGUMENT "Requested signature not found in
-    model graph"; this server answers NOT_FOUND on purpose (an unknown signature is NOT_FOUND in every
-    API here, README "Differences from TF Serving"), with TF Serving's wording first."""
+def test_undefined_signature_is_invalid_argument_with_tf_serving_wording(stubs):
+    """UndefinedSignatureTest: INVALID_ARGUMENT "Requested signature not found in model graph", as TF
+    Serving answers, its wording first."""
     with pytest.raises(grpc.RpcError) as caught:
         stubs.prediction.MultiInference(_request(("ThisSignatureDoesNotExist", REGRESS_METHOD)), timeout=20)
-    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert caught.value.details().startswith("Requested signature not found in model graph: ThisSignatureDoesNotExist")
     assert "signature not found" in caught.value.details()
 

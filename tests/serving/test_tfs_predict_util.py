@@ -140,6 +140,16 @@ def test_output_filter_that_does_not_match_the_signature_outputs(stubs, output_f
     assert text in error.details()
 
 
+def test_a_bad_output_filter_is_reported_before_a_wrong_dtype(stubs):
+    """TF Serving's `PreProcessPrediction` (servables/tensorflow/predict_util.cc) checks the output filter
+    before `Session::Run`, which is where a dtype is refused: with both wrong, the filter error is the answer."""
+    request = _request(x=tf.make_tensor_proto(["any_value"], tf.string))
+    request.output_filter.append("output_filter")
+    error = _error(stubs, request)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error.details().startswith("output tensor alias not found in signature: output_filter")
+
+
 def test_output_filter_naming_y_once_succeeds(stubs):
     """OutputFiltersDontMatchModelSpecOutputs, the valid middle step."""
     request = _request(x=_float(2.0))

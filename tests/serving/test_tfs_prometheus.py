@@ -58,13 +58,17 @@ def _classify(server, examples: int) -> None:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory) -> str:
-    """The metrics page after known traffic: two requests for an awkwardly named
-    (missing) model, and Classify requests of 3, 20 and 200 examples."""
-    models = [cfg.model_config(MODEL, tfs_testdata() / HALF_PLUS_TWO)]
+    """The metrics page after known traffic: two requests for a missing version of an awkwardly
+    named model, and Classify requests of 3, 20 and 200 examples. (The model is served: a name
+    the server does not serve is counted under model_name="", README "Differences".)"""
+    awkward = cfg.model_config("awkward", tfs_testdata() / HALF_PLUS_TWO)
+    awkward.name = AWKWARD_MODEL  # TF Serving takes any model name; our config builder refuses '"'
+    models = [cfg.model_config(MODEL, tfs_testdata() / HALF_PLUS_TWO), awkward]
     server = start_server(tmp_path_factory.mktemp("tfs_prometheus"), *models)
     try:
         for _ in range(2):
-            status, _ = http(server.rest_url, "POST", f"/v1/models/{quote(AWKWARD_MODEL, safe='')}:predict", {})
+            path = f"/v1/models/{quote(AWKWARD_MODEL, safe='')}/versions/99:predict"
+            status, _ = http(server.rest_url, "POST", path, {})
             assert status == 404
         for examples in EXAMPLE_COUNTS:
             _classify(server, examples)

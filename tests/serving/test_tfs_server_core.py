@@ -11,6 +11,7 @@ that fails to load. Each test names the TF Serving TEST it translates.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import stat
@@ -24,7 +25,7 @@ from tensorflow_serving.apis import get_model_status_pb2, model_management_pb2, 
 from tfs_contract_helpers import BAD, HALF_PLUS_THREE, HALF_PLUS_TWO, TWO_VERSIONS, Stubs, start_server, tfs_testdata
 
 from serving import config as cfg
-from serving.errors import InvalidArgument
+from serving.errors import FailedPrecondition, InvalidArgument
 from serving.protos import model_server_config_pb2
 from serving.server import EmbeddedServer
 from serving.server.app import ServerOptions
@@ -254,7 +255,7 @@ def test_reload_adding_a_model_that_fails_to_load_is_unknown(strict):
     )
     assert error.code() == grpc.StatusCode.UNKNOWN
     assert "1 model(s) did not become available: {{name: bad version: 123 due to error:" in error.details()
-    assert "Could not find SavedModel .pb or .pbtxt" in error.details()
+    assert "Session Bundle is deprecated and removed." in error.details()
     assert states(strict, "bad") == {123: "END"}
     assert predict(strict, "half_plus_two") == (123, 3.0)
 
@@ -460,7 +461,24 @@ def test_a_failing_new_version_leaves_the_old_one_serving(strict, tmp_path):
     request.model_spec.version.value = 2
     [status] = strict.model.GetModelStatus(request, timeout=30).model_version_status
     assert status.status.error_code != 0
-    assert "Could not find SavedModel .pb or .pbtxt" in status.status.error_message
+    assert "Session Bundle is deprecated and removed." in status.status.error_message
+
+
+def test_a_failed_version_is_not_loaded_again_by_a_reload(strict, tmp_path, caplog):
+    """AspiredVersionsManager::ProcessAspiredVersionsRequest (core/aspired_versions_manager.cc) re-adds a version
+    in error only with `enable_reload_servables_with_error`, a ServerCore option tensorflow_model_server does not
+    set: a reload that keeps the version aspired leaves it END, without another load."""
+    base = versions(tmp_path, "stays_failed", "1")
+    reload(strict, cfg.model_config("stays_failed", base))
+    with caplog.at_level(logging.ERROR, logger="serving.server.manager"):
+        add_version(base, "2", BAD)
+        wait_for_states(strict, "stays_failed", {1: "AVAILABLE", 2: "END"})
+        failed_loads = caplog.text.count("Session Bundle is deprecated and removed.")
+        reload(strict, cfg.model_config("stays_failed", base, labels={"stable": 1}))
+        time.sleep(1.0)  # five polls
+    assert caplog.text.count("Session Bundle is deprecated and removed.") == failed_loads
+    assert states(strict, "stays_failed") == {1: "AVAILABLE", 2: "END"}
+    assert predict(strict, "stays_failed", label="stable") == (1, 3.0)
 
 
 def test_while_no_aspired_version_is_ready_the_newest_old_one_keeps_serving(strict, tmp_path):
@@ -510,3 +528,18 @@ def test_unknown_model_or_version_is_not_found(strict, model, version, text):
     error = predict_error(strict, model, version=version)
     assert error.code() == grpc.StatusCode.NOT_FOUND
     assert text in error.details()
+
+
+# ServerCore::ReloadConfig calls UpdateModelVersionLabelMap before any model is added (server_core.cc), so at start
+# every label points at a version that is not yet AVAILABLE: refused unless labels for unavailable models are allowed.
+def test_labels_in_the_first_config_need_allow_version_labels_for_unavailable_models(root):
+    model = cfg.model_config("half_plus_two", tfs_testdata() / HALF_PLUS_TWO, labels={"stable": 123})
+    with pytest.raises(FailedPrecondition, match="Request to assign label to version 123 of model half_plus_two, "):
+        start_server(root / "labels_strict", model, allow_version_labels_for_unavailable_models=False)
+    server = start_server(root / "labels_lenient", model, allow_version_labels_for_unavailable_models=True)
+    stubs = Stubs(server.grpc_address)
+    try:
+        assert predict(stubs, "half_plus_two", label="stable") == (123, 3.0)
+    finally:
+        stubs.close()
+        server.stop()

@@ -15,6 +15,7 @@ import grpc
 import pytest
 import tensorflow as tf
 from google.protobuf import json_format
+from serving_helpers import http
 from tensorflow_serving.apis import get_model_metadata_pb2, get_model_status_pb2, predict_pb2
 from tfs_contract_helpers import (
     COUNTER,
@@ -50,6 +51,7 @@ def stubs(tmp_path_factory):
     ]
     server = start_server(tmp_path_factory.mktemp("tfs_status_metadata"), *models)
     stubs = Stubs(server.grpc_address)
+    stubs.rest_url = server.rest_url
     yield stubs
     stubs.close()
     server.stop()
@@ -116,18 +118,19 @@ def test_status_of_one_version(stubs):
     ] == [(123, AVAILABLE, 0, "")]
 
 
-def test_status_by_label_answers_the_labelled_version_only(stubs):
-    """Deliberate difference: TF Serving's GetModelStatus ignores `version_label` and answers every
-    version (124 and 123); we answer the version the label points at."""
-    response = stubs.model.GetModelStatus(_status_request(name=TWO_VERSIONS, label="canary"), timeout=20)
-    assert [s.version for s in response.model_version_status] == [124]
+@pytest.mark.parametrize("label", ["canary", "stable", "nope"])
+def test_status_by_label_ignores_the_label_as_tf_serving(stubs, label):
+    """`GetModelStatusWithModelSpec` (model_servers/get_model_status_impl.cc) reads only
+    `model_spec.version`: with a label, known or not, it answers every version, OK."""
+    response = stubs.model.GetModelStatus(_status_request(name=TWO_VERSIONS, label=label), timeout=20)
+    assert sorted(s.version for s in response.model_version_status) == [123, 124]
 
 
-def test_status_by_an_unknown_label_is_invalid_argument(stubs):
-    """Deliberate difference: TF Serving ignores the label (every version, OK); we refuse it as
-    Predict does, with ServerCore's INVALID_ARGUMENT "Unrecognized servable version label"."""
-    code, details = _code(stubs.model.GetModelStatus, _status_request(name=TWO_VERSIONS, label="nope"))
-    assert (code, details.split(".")[0]) == (INVALID_ARGUMENT, "Unrecognized servable version label: nope")
+def test_rest_status_by_label_ignores_the_label_as_tf_serving(stubs):
+    """The REST path `/labels/<l>` reaches the same `GetModelStatus` (http_rest_api_handler.cc)."""
+    for label in ("canary", "nope"):
+        status, body = http(stubs.rest_url, "GET", f"/v1/models/{TWO_VERSIONS}/labels/{label}")
+        assert (status, sorted(s["version"] for s in body["model_version_status"])) == (200, ["123", "124"])
 
 
 # -- GetModelMetadata -------------------------------------------------------------

@@ -190,32 +190,42 @@ def test_folders_that_are_not_int64_numbers_are_not_versions(server, tmp_path, n
     assert states(server, model) == {3: "AVAILABLE"}
 
 
-SIGNED = [("+7", "plus_sign"), ("-7", "negative"), (" 7", "leading_space")]
+# absl::SimpleAtoi, which TF Serving's `ParseVersionNumber` calls (file_system_storage_path_source.cc), takes
+# ASCII whitespace around the number and a sign: these are versions 7, 7, 7 and -7, loaded from their own folder.
+SIGNED = [("+7", 7, "plus_sign"), (" 7", 7, "leading_space"), ("7\t", 7, "trailing_tab"), ("-7", -7, "negative")]
 
 
-@pytest.mark.parametrize(("name", "case"), SIGNED, ids=[case for _, case in SIGNED])
-def test_signed_folder_names_are_not_versions_unlike_tf_serving(server, tmp_path, name, case):
-    """Deliberate difference (README, "version folder names: digits only"): TF Serving's SimpleAtoi reads `+7` and
-    ` 7` as version 7 and `-7` as version -7 and serves them; the embedded server serves digit-only names."""
+@pytest.mark.parametrize(("name", "version", "case"), SIGNED, ids=[case for *_, case in SIGNED])
+def test_signed_and_spaced_folder_names_are_versions_as_tf_serving_reads_them(server, tmp_path, name, version, case):
     base = model_dir(tmp_path, "3")
     add_version(base, name, HALF_PLUS_THREE)
     model = f"signed_{case}"
     serve(server, cfg.model_config(model, base, policy=cfg.all_policy()))
-    wait_until(lambda: available(server, model) == {3}, "version 3")
-    time.sleep(0.25)
-    assert states(server, model) == {3: "AVAILABLE"}
+    wait_until(lambda: available(server, model) == {3, version}, f"version {version} from {name!r}")
+    status, body = http(server.rest_url, "POST", f"/v1/models/{model}/versions/3:predict", {"instances": [2.0]})
+    assert (status, body) == (200, {"predictions": [3.0]})  # half_plus_two
+    # Version -7 has no REST URL (TF Serving's path regex takes digits); latest is the larger number.
+    status, body = predict(server, model)
+    assert (status, body) == (200, {"predictions": [4.0 if version == 7 else 3.0]})
 
 
-def test_a_file_named_like_a_version_is_not_a_version_unlike_tf_serving(server, tmp_path):
-    """Deliberate difference (README: a version folder counts once saved_model.pb is in it): TF Serving aspires any
-    numeric child, so a file `9` would become version 9 and fail to load (END); here it is not a version."""
+def test_a_file_named_like_a_version_is_a_version_that_fails_to_load(server, tmp_path):
+    """TF Serving lists the base path's children with GetChildren and aspires every name SimpleAtoi reads, files
+    included; loading a file fails in `LoadSessionBundleOrSavedModelBundle` (session_bundle/oss/
+    session_bundle_util.cc) with NOT_FOUND "Specified file path does not appear to contain a SavedModel bundle".
+    An empty folder is still not a version (README: a copy in progress is not a broken model)."""
     base = model_dir(tmp_path, "3")
     (base / "9").write_text("not a model")
     (base / "8").mkdir()  # a copy that has not started yet
-    serve(server, cfg.model_config("file_version", base))
-    wait_until(lambda: available(server, "file_version") == {3}, "version 3")
-    time.sleep(0.25)
-    assert states(server, "file_version") == {3: "AVAILABLE"}
+    serve(server, cfg.model_config("file_version", base, policy=cfg.all_policy()))
+    wait_until(lambda: states(server, "file_version") == {3: "AVAILABLE", 9: "END"}, "version 3, and 9 failed")
+    _, body = http(server.rest_url, "GET", "/v1/models/file_version")
+    failed = next(s for s in body["model_version_status"] if s["version"] == "9")
+    assert failed["status"]["error_code"] == "NOT_FOUND"
+    assert failed["status"]["error_message"].startswith(
+        "Specified file path does not appear to contain a SavedModel bundle (should have a file called "
+        f"`saved_model.pb`)\nSpecified file path: {base / '9'}"
+    )
 
 
 def test_multiple_models_each_serve_their_own_versions(server, tmp_path):
@@ -309,6 +319,25 @@ def test_base_path_that_disappears_keeps_the_loaded_version(server, tmp_path, ca
     add_version(base, "6", HALF_PLUS_THREE)
     wait_until(lambda: states(server, "vanishing") == {5: "END", 6: "AVAILABLE"}, "version 6 once the path is back")
     assert predict(server, "vanishing") == (200, {"predictions": [4.0]})
+
+
+def test_a_missing_base_path_stops_the_poll_for_every_model(server, tmp_path, caplog):
+    """PollFileSystemForConfig (file_system_storage_path_source.cc) returns the first servable's error
+    (TF_RETURN_IF_ERROR), so no aspired-versions update reaches any model: `steady` gets its new version 6
+    only once `vanishing` has its base path back."""
+    gone = model_dir(tmp_path / "gone", "5")
+    steady = model_dir(tmp_path / "steady", "5")
+    serve(server, cfg.model_config("gone", gone), cfg.model_config("steady", steady))
+    wait_until(lambda: available(server, "gone") == {5} and available(server, "steady") == {5}, "both at 5")
+    with caplog.at_level(logging.ERROR, logger=MANAGER_LOG):
+        os.rename(gone, tmp_path / "moved")
+        wait_until(lambda: f"Could not find base path {gone}" in caplog.text, "the missing base path to be logged")
+    add_version(steady, "6", HALF_PLUS_THREE)
+    time.sleep(0.5)  # five polls
+    assert states(server, "steady") == {5: "AVAILABLE"}
+    assert predict(server, "gone") == (200, {"predictions": [3.0]})  # loaded versions keep serving
+    os.rename(tmp_path / "moved", gone)
+    wait_until(lambda: states(server, "steady") == {5: "END", 6: "AVAILABLE"}, "version 6 once the other path is back")
 
 
 def test_poll_wait_zero_polls_only_once(tmp_path):

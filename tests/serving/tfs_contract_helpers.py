@@ -60,6 +60,8 @@ def start_server(config_dir: Path, *models, batching=None, **options) -> Embedde
     files = cfg.write_server_files(config_dir, cfg.server_config(*models), batching=batching)
     options.setdefault("file_system_poll_wait_seconds", 0.2)
     options.setdefault("max_num_load_retries", 0)
+    if any(model.version_labels for model in models):  # as TF Serving's own tests start a labelled config
+        options.setdefault("allow_version_labels_for_unavailable_models", True)
     return EmbeddedServer.from_files(files, rest_port=0, grpc_port=0, **options).start()
 
 

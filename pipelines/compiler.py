@@ -100,15 +100,20 @@ def _example_gen(resolved: ResolvedSpec):
         return ImportExampleGen(input_base=input_base, input_config=input_config, output_config=output_config)
     from components.example_gen import csv_executor
     from components.example_gen.component import CsvExampleGen
+    from pipelines.spec.data_rules import columns_used
 
-    # A BOM-safe header, `data.na_values`, `data.checks.non_finite: impute` and the separator at ingestion.
+    # A BOM-safe header, `data.na_values`, `data.checks.non_finite: impute`, the separator, and only the
+    # columns the spec uses at ingestion.
     data = resolved.spec.data
     return CsvExampleGen(
         input_base=input_base,
         input_config=input_config,
         output_config=output_config,
         custom_config=csv_executor.make_custom_config(
-            data.na_values, data.checks.non_finite == "impute", resolved.csv_dialect
+            data.na_values,
+            data.checks.non_finite == "impute",
+            resolved.csv_dialect,
+            columns_used(resolved.spec, resolved.schema_path),
         ),
     )
 

@@ -37,17 +37,27 @@ class CsvDialect:
         return [cell.lstrip(" ") for cell in row] if self.skip_initial_space else row
 
     def arrow_batches(
-        self, path, column_names: Sequence[str], null_values: Sequence[str], block_size: int
+        self,
+        path,
+        column_names: Sequence[str],
+        null_values: Sequence[str],
+        block_size: int,
+        include_columns: Sequence[str] | None = None,
     ) -> Iterator[pa.RecordBatch]:
         """The file's rows (header skipped) as record batches of strings, `null_values` cells as nulls, read
-        with this dialect (`arrow_cells`); about `block_size` bytes of CSV each."""
+        with this dialect (`arrow_cells`); about `block_size` bytes of CSV each. A `.gz` file is decompressed.
+
+        `include_columns` (default: all of `column_names`) are the columns the batches hold, in that order;
+        the others are split out of each line but never converted."""
         read = pa_csv.ReadOptions(column_names=list(column_names), skip_rows=1, block_size=block_size)
         parse = pa_csv.ParseOptions(delimiter=self.delimiter, newlines_in_values=True, ignore_empty_lines=True)
+        included = list(column_names if include_columns is None else include_columns)
         convert = pa_csv.ConvertOptions(
-            column_types={name: pa.string() for name in column_names},
+            column_types={name: pa.string() for name in included},
             null_values=list(null_values),
             strings_can_be_null=True,
             quoted_strings_can_be_null=True,
+            include_columns=included,
         )
         for batch in pa_csv.open_csv(path, read_options=read, parse_options=parse, convert_options=convert):
             yield self.arrow_cells(batch, null_values)

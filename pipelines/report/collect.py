@@ -16,8 +16,11 @@ from pipelines.report.eval_plots import BinaryConfusion, ResidualBucket, binary_
 from pipelines.report.evaluation import MetricRow, metric_rows
 from pipelines.report.statistics import FeatureStats, feature_statistics, read_split_statistics
 from pipelines.report.training import training_curves
+from pipelines.spec.data_rules import label_columns
 
-__all__ = ["RunFacts", "ReportData", "collect", "pipeline_graph"]
+__all__ = ["RunFacts", "ReportData", "collect", "pipeline_graph", "MAX_FEATURES_SHOWN"]
+
+MAX_FEATURES_SHOWN = 100  # columns drawn in the statistics section (each chart costs ~40 ms)
 
 
 @dataclasses.dataclass
@@ -26,13 +29,15 @@ class RunFacts:
 
     Args:
         run_id: the run's id.
-        status: `succeeded` or `failed`.
+        status: `succeeded`, `failed` or `interrupted`.
         seconds: the run's wall time.
         log_file: the run's log.
         order: component ids in the compiled pipeline's order.
         upstream: component id -> the ids it depends on.
         results: the components that finished (`pipelines.runners.local.ComponentResult`).
         failed: the component that failed, if one did, and its error.
+        interrupted: the component that was running when Ctrl-C or SIGTERM stopped the run, its
+            seconds, and the signal (`SIGINT`, `SIGTERM`).
     """
 
     run_id: str
@@ -43,6 +48,7 @@ class RunFacts:
     upstream: dict[str, list[str]]
     results: list = dataclasses.field(default_factory=list)
     failed: tuple[str, float, str] | None = None  # (component id, seconds, error text)
+    interrupted: tuple[str | None, float, str] | None = None  # (component id, seconds, signal)
 
 
 @dataclasses.dataclass
@@ -54,6 +60,8 @@ class ReportData:
     dag: DagLayout
     features: list[FeatureStats] = dataclasses.field(default_factory=list)
     splits: list[str] = dataclasses.field(default_factory=list)
+    features_left_out: int = 0  # columns beyond `MAX_FEATURES_SHOWN`, whose statistics are only in the artifact
+    statistics_uri: str = ""
     anomalies: list[str] | None = None
     curves: dict[str, dict[str, list[tuple[int, float]]]] = dataclasses.field(default_factory=dict)
     training: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -71,6 +79,7 @@ class ReportData:
     serving_versions: list[int] = dataclasses.field(default_factory=list)
     serving_config: str | None = None
     missing: dict[str, str] = dataclasses.field(default_factory=dict)
+    dropped_unlabelled: int = 0  # `label.missing: drop`: rows without a label left out (`RunSummary`)
 
 
 def _outputs(connection_config, results) -> dict[str, dict[str, list]]:
@@ -98,6 +107,8 @@ def _why_absent(component: str, run: RunFacts) -> str:
         return f"{component} failed: {run.failed[2].splitlines()[0] if run.failed[2] else 'see the log'}"
     if component not in run.order:
         return f"this pipeline has no {component}"
+    if run.interrupted:
+        return f"{component} did not finish (the run was interrupted: {run.interrupted[2]})"
     return f"{component} did not run (an earlier component failed)" if run.failed else f"{component} wrote nothing"
 
 
@@ -111,7 +122,7 @@ def _read(data: ReportData, section: str, read: Callable[[], str | None]) -> Non
         data.missing[section] = note
 
 
-def _statistics(data: ReportData, outputs: Mapping[str, Mapping[str, list]]) -> str | None:
+def _statistics(data: ReportData, outputs: Mapping[str, Mapping[str, list]], spec) -> str | None:
     artifacts = outputs.get("StatisticsGen", {}).get("statistics", [])
     if not artifacts:
         return _why_absent("StatisticsGen", data.run)
@@ -119,7 +130,16 @@ def _statistics(data: ReportData, outputs: Mapping[str, Mapping[str, list]]) -> 
     if not datasets:
         return f"no FeatureStats.pb under {artifacts[0].uri}"
     data.splits = list(datasets)
-    data.features = feature_statistics(datasets)
+    features = feature_statistics(datasets)
+    if len(features) > MAX_FEATURES_SHOWN:
+        # A wide table whose columns all reach StatisticsGen (a transform module or a step reads every column):
+        # one chart per column took minutes. The spec's own columns first, then the rest by name, up to the cap.
+        named = {*spec.features, *label_columns(spec)}
+        features.sort(key=lambda feature: feature.name not in named)
+        data.features_left_out = len(features) - MAX_FEATURES_SHOWN
+        data.statistics_uri = artifacts[0].uri
+        features = features[:MAX_FEATURES_SHOWN]
+    data.features = features
     return None
 
 
@@ -201,14 +221,17 @@ def collect(resolved, connection_config, run: RunFacts, summary=None) -> ReportD
     seconds = {r.component_id: r.seconds for r in run.results}
     if run.failed:
         status[run.failed[0]], seconds[run.failed[0]] = "failed", run.failed[1]
+    if run.interrupted and run.interrupted[0]:
+        status[run.interrupted[0]], seconds[run.interrupted[0]] = "interrupted", run.interrupted[1]
     data = ReportData(resolved.name, run, layout(run.order, run.upstream, status, seconds))
+    data.dropped_unlabelled = getattr(summary, "dropped_unlabelled", 0)
     outputs: dict[str, dict[str, list]] = {}
 
     def read_outputs() -> None:
         outputs.update(_outputs(connection_config, run.results))
 
     _read(data, "artifacts", read_outputs)
-    _read(data, "statistics", lambda: _statistics(data, outputs))
+    _read(data, "statistics", lambda: _statistics(data, outputs, resolved.spec))
     _read(data, "anomalies", lambda: _anomalies(data, outputs))
     _read(data, "training", lambda: _training(data, outputs, summary))
     _read(data, "evaluation", lambda: _evaluation(data, summary, resolved.spec.evaluation.thresholds))

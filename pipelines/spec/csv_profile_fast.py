@@ -144,7 +144,9 @@ def _line_numbers(path: str, rows: set[int], open_text, dialect: CsvDialect) -> 
     return found
 
 
-def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_text, dialect=CsvDialect()):
+def fast_profile(
+    files, header, na_values, non_finite: str, keep_columns, open_text, dialect=CsvDialect(), profiled_columns=None
+):
     """The DataProfile of `files` (all with `header`), or None when the row-by-row reader must give a message.
 
     Args:
@@ -155,16 +157,20 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
         keep_columns: columns whose per-row float values are kept.
         open_text: opens a file as text the way the row-by-row reader does (for line numbers).
         dialect: how cells are separated (and spaces before them dropped).
+        profiled_columns: the columns profiled besides `keep_columns` (None: all); Arrow splits the others out of
+            each line (so a malformed row is still found) but never converts them.
     """
     from pipelines.spec.data_checks import DataProfile
 
-    columns = {name: _Column(name in keep_columns) for name in header}
+    chosen = None if profiled_columns is None else {*profiled_columns, *keep_columns}
+    profiled = [name for name in header if chosen is None or name in chosen]
+    columns = {name: _Column(name in keep_columns) for name in profiled}
     rows = 0
     try:
         for file_index, path in enumerate(files):
             file_rows = 0
-            for batch in dialect.arrow_batches(path, header, sorted(set(na_values)), 16 << 20):
-                for name, column in zip(header, batch.columns):
+            for batch in dialect.arrow_batches(path, header, sorted(set(na_values)), 16 << 20, profiled):
+                for name, column in zip(profiled, batch.columns):
                     columns[name].add(column, file_index, file_rows)
                 file_rows += batch.num_rows
             if file_rows == 0:
@@ -172,7 +178,7 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
             rows += file_rows
     except (pa.ArrowInvalid, UnicodeDecodeError, OSError):
         return None
-    numeric = frozenset(name for name in header if columns[name].first_text is None)
+    numeric = frozenset(name for name in profiled if columns[name].first_text is None)
     if non_finite == "error" and any(columns[name].non_finite for name in numeric):
         return None
     wanted: dict[int, set[int]] = {}
@@ -192,9 +198,9 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
         tuple(header),
         numeric,
         rows,
-        frozenset(n for n in header if not columns[n].filled),
-        missing=frozenset(n for n in header if columns[n].missing),
-        constant=frozenset(n for n in header if len(columns[n].distinct) == 1),
+        frozenset(n for n in profiled if not columns[n].filled),
+        missing=frozenset(n for n in profiled if columns[n].missing),
+        constant=frozenset(n for n in profiled if len(columns[n].distinct) == 1),
         first_text=first_text,
         minimum={name: column.minimum for name, column in columns.items() if column.minimum < math.inf},
         missing_cells={
@@ -208,7 +214,7 @@ def fast_profile(files, header, na_values, non_finite: str, keep_columns, open_t
         },
         values={
             n: tuple(None if math.isnan(v) else v for v in columns[n].kept)
-            for n in header
+            for n in profiled
             if columns[n].kept is not None
         },
         dialect=dialect,

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import csv
 import gzip
-import os
 from collections.abc import Sequence
 
 from components.common.csv_dialect import CsvDialect
+from components.common.data_files import data_files
 from components.transform.label_classes import LabelClassError, class_name, order_classes
 from pipelines.spec.errors import SpecError, SpecProblem
 from pipelines.spec.resolved import ResolvedSpec
@@ -51,9 +51,7 @@ def _csv_cells(
 
 
 def _files_at(path: str) -> list[str]:
-    if os.path.isdir(path):
-        return sorted(os.path.join(path, f) for f in os.listdir(path) if not f.startswith("."))
-    return [path]
+    return data_files(path) or [path]  # what validate and ExampleGen read
 
 
 def _is_number(text: str) -> bool:

@@ -40,20 +40,26 @@ def _read_split(folder: str) -> list[tuple]:
     ]
 
 
-def _fast(folder, text: str, na_values, impute_non_finite: bool, dialect: CsvDialect = CsvDialect()) -> list[tuple]:
+def _fast(
+    folder, text: str, na_values, impute_non_finite: bool, dialect: CsvDialect = CsvDialect(), columns=None
+) -> list[tuple]:
     path = folder / "fast.csv"
     path.write_text(text, encoding="utf-8")
     names = read_header(str(path), dialect)
-    kinds = fast_csv.infer_kinds([str(path)], names, na_values, impute_non_finite, dialect=dialect)
+    kinds = fast_csv.infer_kinds([str(path)], names, na_values, impute_non_finite, dialect, columns)
     splits = fast_csv.SplitSpec(("all",), (), (str(folder / "out"),))
-    counts = fast_csv.write_examples([str(path)], names, kinds, na_values, impute_non_finite, splits, dialect=dialect)
+    counts = fast_csv.write_examples(
+        [str(path)], names, kinds, na_values, impute_non_finite, splits, dialect=dialect, columns=columns
+    )
     rows = _read_split(str(folder / "out"))
     assert counts == {"all": len(rows)}
     return rows
 
 
-def _tfx(folder, text: str, na_values, impute_non_finite: bool, dialect: CsvDialect = CsvDialect()) -> list[tuple]:
-    rows = _run(folder, text, na_values, impute_non_finite, dialect)
+def _tfx(
+    folder, text: str, na_values, impute_non_finite: bool, dialect: CsvDialect = CsvDialect(), columns=None
+) -> list[tuple]:
+    rows = _run(folder, text, na_values, impute_non_finite, dialect, columns)
     return [tuple(sorted((name, kind, tuple(values)) for name, (kind, values) in row.items())) for row in rows]
 
 
@@ -79,6 +85,48 @@ def test_fast_path_writes_what_the_beam_path_writes(tmp_path, case):
     assert sorted(_fast(tmp_path / "fast", text, na_values, impute)) == sorted(
         _tfx(tmp_path / "beam", text, na_values, impute)
     )
+
+
+def test_both_paths_write_only_the_columns_asked_for(tmp_path):
+    text = 'a,b,c,d\n1,"x, y",2.5,7\n,NA,3,8\n'
+    (tmp_path / "beam").mkdir()
+    (tmp_path / "fast").mkdir()
+    fast = _fast(tmp_path / "fast", text, ["", "NA"], False, columns=["c", "a"])
+    assert sorted(fast) == sorted(_tfx(tmp_path / "beam", text, ["", "NA"], False, columns=["c", "a"]))
+    assert {tuple(name for name, _, _ in row) for row in fast} == {("a", "c")}
+
+
+def test_the_splits_do_not_depend_on_the_columns_written(tmp_path):
+    """A row's split hashes all its cells, so a spec that uses fewer columns gets the same train/eval rows."""
+    text = "id,a,b\n" + "".join(f"{i},{i % 7},{i * 3 % 11}\n" for i in range(200))
+    path = tmp_path / "data.csv"
+    path.write_text(text, encoding="utf-8")
+    names = read_header(str(path))
+    ids = {}
+    for label, columns in (("all", None), ("some", ["id", "b"])):
+        kinds = fast_csv.infer_kinds([str(path)], names, [""], False, CsvDialect(), columns)
+        folders = (str(tmp_path / label / "train"), str(tmp_path / label / "eval"))
+        splits = fast_csv.SplitSpec(("train", "eval"), (2, 3), folders)
+        fast_csv.write_examples([str(path)], names, kinds, [""], False, splits, columns=columns)
+        ids[label] = [sorted(dict(row)["id"] for row in _split_ids(folder)) for folder in folders]
+    assert ids["all"] == ids["some"] and all(ids["all"])
+
+
+def test_row_hashes_are_pandas_hash_pandas_object_so_splits_stay_where_they_were():
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(["1", None, "x", "1"]), pa.array([None, "é", "東京", "2"]), pa.array([None] * 4, pa.string())],
+        names=["a", "b", "c"],
+    )
+    expected = pd.util.hash_pandas_object(batch.to_pandas(), index=False).to_numpy(dtype=np.uint64)
+    assert fast_csv._row_hashes(batch).tolist() == expected.tolist()
+
+
+def _split_ids(folder: str) -> list[dict]:
+    return [{name: values for name, _, values in row} for row in _read_split(folder)]
 
 
 @pytest.mark.parametrize("delimiter", [";", "\t", "|"], ids=["semicolon", "tab", "pipe"])

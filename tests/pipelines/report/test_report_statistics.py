@@ -82,3 +82,32 @@ def test_encoded_images_are_binary_values_with_their_mean_size(tmp_path):
     split = image.splits["train"]
     assert not image.numeric and split.top_values == []
     assert split.average_bytes == pytest.approx(sum(map(len, pngs)) / 3)
+
+
+def test_a_wide_table_shows_the_spec_s_columns_first_and_at_most_the_cap(tmp_path):
+    # 400 rows x 5,001 columns drew one chart per column for minutes when every column reached StatisticsGen.
+    import pandas as pd
+    from tfx.types import artifact_utils, standard_artifacts
+
+    from pipelines.report.collect import MAX_FEATURES_SHOWN, ReportData, _statistics
+    from pipelines.spec.models import DataSpec, FeatureSpec, LabelSpec, PipelineSection, PipelineSpec
+
+    columns = [f"c{i:03d}" for i in range(MAX_FEATURES_SHOWN + 50)]
+    _write_split(str(tmp_path), "train", pd.DataFrame({name: [1.0, 2.0] for name in columns}))
+    artifact = standard_artifacts.ExampleStatistics()
+    artifact.uri = str(tmp_path)
+    artifact.split_names = artifact_utils.encode_split_names(["train"])
+    spec = PipelineSpec(
+        pipeline=PipelineSection(name="wide"),
+        data=DataSpec(path="data.csv"),
+        features={"c149": FeatureSpec()},
+        label=LabelSpec(name="y", column="c148"),
+    )
+    data = ReportData("wide", run=None, dag=None)
+
+    assert _statistics(data, {"StatisticsGen": {"statistics": [artifact.mlmd_artifact]}}, spec) is None
+
+    names = [feature.name for feature in data.features]
+    assert len(names) == MAX_FEATURES_SHOWN and data.features_left_out == 50
+    assert names[:2] == ["c148", "c149"] and names[2:] == columns[: MAX_FEATURES_SHOWN - 2]
+    assert data.statistics_uri == str(tmp_path)

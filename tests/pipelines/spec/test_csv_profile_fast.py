@@ -138,3 +138,26 @@ def test_the_fast_path_itself_profiles_these_files(tmp_path, text, dialect):
     assert profile is not None and profile.columns == tuple(header) and profile.dialect == dialect
     if len(header) == 5:  # MESSY, with either separator
         assert profile.numeric == {"id", "price", "score"}
+
+
+WIDE = "label,f0,unused_text,unused_inf,unused_gap\n1,0.5,abc,inf,\n0,1.5,def,1,\n"
+
+
+@pytest.mark.parametrize("reader", ["row by row", "arrow"])
+def test_only_the_columns_the_spec_uses_are_profiled(tmp_path, monkeypatch, reader):
+    (tmp_path / "wide.csv").write_text(WIDE, encoding="utf-8")
+    monkeypatch.setattr(data_checks, "FAST_MIN_BYTES", 10**12 if reader == "row by row" else 0)
+    # `inf` in an unused column does not stop validate (`non_finite: error`): ExampleGen never writes it.
+    profile = profile_csv([str(tmp_path / "wide.csv")], columns=("f0",), keep_columns=("label",))
+    assert profile.columns == ("label", "f0", "unused_text", "unused_inf", "unused_gap")  # the whole header
+    assert profile.numeric == {"label", "f0"}
+    assert profile.first_text == {} and profile.empty == frozenset() and profile.missing == frozenset()
+    assert set(profile.minimum) == {"label", "f0"} and profile.values == {"label": (1.0, 0.0)}
+
+
+@pytest.mark.parametrize("reader", ["row by row", "arrow"])
+def test_a_malformed_row_is_found_whatever_columns_are_profiled(tmp_path, monkeypatch, reader):
+    (tmp_path / "bad.csv").write_text("a,b,c\n1,2,3\n4,5\n", encoding="utf-8")
+    monkeypatch.setattr(data_checks, "FAST_MIN_BYTES", 10**12 if reader == "row by row" else 0)
+    with pytest.raises(DataProblem, match="malformed row"):
+        profile_csv([str(tmp_path / "bad.csv")], columns=("a",))

@@ -30,8 +30,6 @@ def taxi_spec(data_path: str, root: str, **sections) -> dict:
         spec = yaml.safe_load(handle)
     spec["pipeline"]["root"] = root
     spec["data"]["path"] = data_path
-    # One row in the whole taxi file has a pickup census tract.
-    del spec["features"]["pickup_census_tract"]
     spec["training"].update(train_steps=200, eval_steps=20, batch_size=64)
     spec["evaluation"]["thresholds"] = {"binary_accuracy": {"min": 0.5}}
     for name, value in sections.items():

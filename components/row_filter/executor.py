@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 from components.transform import label_expression
 
-__all__ = ["row_predicate", "filter_split", "MissingValue"]
+__all__ = ["row_predicate", "filter_split", "drop_missing_split", "has_value", "MissingValue"]
 
 OUTPUT_FILE = "data_tfrecord-00000-of-00001.gz"
 
@@ -119,4 +119,27 @@ def filter_split(input_dir: str, output_dir: str, expression: str, keep_missing:
             f"column(s) {', '.join(f'`{c}`' for c in never)} in `expression` appear in no row of "
             f"{input_dir}. Expected column names of the examples. Received: `{expression}`. Fix the expression."
         )
+    return kept, dropped
+
+
+def has_value(example, column: str) -> bool:
+    """Whether the tf.Example holds at least one value in `column` (ExampleGen leaves a missing cell out)."""
+    feature = example.features.feature.get(column)
+    kind = feature.WhichOneof("kind") if feature is not None else None
+    return bool(kind and getattr(feature, kind).value)
+
+
+def drop_missing_split(input_dir: str, output_dir: str, column: str) -> tuple[int, int]:
+    """Copies the rows of one split that hold a value in `column`; returns (kept, dropped)."""
+    import tensorflow as tf
+
+    kept = dropped = 0
+    os.makedirs(output_dir, exist_ok=True)
+    with tf.io.TFRecordWriter(os.path.join(output_dir, OUTPUT_FILE), options="GZIP") as writer:
+        for record in _records(input_dir):
+            if has_value(tf.train.Example.FromString(record), column):
+                writer.write(record)
+                kept += 1
+            else:
+                dropped += 1
     return kept, dropped

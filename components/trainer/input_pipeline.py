@@ -13,7 +13,8 @@ million rows of 18 tensors that take 92 MB). Each
 epoch then draws a full random permutation of the rows and cuts it into
 batches with one `gather` per feature: no per-example work after the first
 epoch, and a uniform shuffle rather than a shuffle buffer. (Examples in the
-last, incomplete batch of an epoch are left out of that epoch only.)
+last, incomplete batch of an epoch are left out of that epoch only; a split
+smaller than one batch fills each batch by taking its rows again.)
 Otherwise records go through a shuffle buffer, then are batched, parsed and
 transformed on their way. Then prefetch. Training order is
 non-deterministic (faster); evaluation is deterministic.
@@ -42,6 +43,7 @@ __all__ = [
     "fits_in_memory",
     "worth_caching",
     "count_records",
+    "require_rows",
 ]
 
 _PREPARE_BATCH = 1024
@@ -91,6 +93,20 @@ def list_files(patterns: Sequence[str]) -> list[str]:
     if not files:
         raise FileNotFoundError(f"no input files match {list(patterns)}. Check the upstream component's output.")
     return sorted(files)
+
+
+def require_rows(patterns: Sequence[str], split: str) -> None:
+    """Raises a ValueError naming `split` and the fix when its files hold no record (reads at most one)."""
+    files = [name for pattern in patterns for name in tf.io.gfile.glob(pattern)]
+    if files:
+        records = tf.data.TFRecordDataset(sorted(files), compression_type=_compression(files))
+        if any(True for _ in records.take(1)):
+            return
+    raise ValueError(
+        f"the `{split}` split holds no rows, so the Trainer has nothing to read. Expected at least one row in each "
+        f"split (rows go to splits by a hash of their cells). Received: no records in {list(patterns)}. Raise "
+        f"`{split}`'s weight in `data.splits` (e.g. `{{train: 2, eval: 1}}`), or add rows."
+    )
 
 
 def total_bytes(files: Sequence[str]) -> int:
@@ -198,6 +214,12 @@ def _epochs_of_batches(split: tf.data.Dataset, options: InputOptions) -> tf.data
     def epoch(*split_tensors):
         rows = tf.shape(tf.nest.flatten(split_tensors)[0])[0]
         order = tf.random.shuffle(tf.range(rows), seed=options.seed) if options.shuffle else tf.range(rows)
+        if options.repeat:
+            # A split smaller than one batch would yield no full batch per epoch, and the repeat below would
+            # then look for one forever: its rows are taken as many times as one batch needs, as the
+            # streamed path's repeat-then-batch does.
+            order = tf.tile(order, [-(-batch // tf.maximum(rows, 1))])
+            rows = tf.size(order)
         full = rows // batch * batch
 
         def cut(tensor):

@@ -245,6 +245,8 @@ def run_fn(fn_args) -> None:
     workers = (
         max(strategy_lib.cluster_task_count(strategy_lib.read_tf_config()), 1) if choice.kind == "multi_worker" else 1
     )
+    input_pipeline.require_rows(fn_args.train_files, "train")
+    input_pipeline.require_rows(fn_args.eval_files, "eval")
     train_data, eval_data, plan = build_datasets(
         fn_args, config, tf_transform_output, options, custom["materialized"], choice.strategy, workers
     )

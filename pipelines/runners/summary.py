@@ -31,6 +31,8 @@ class RunSummary:
     confusion_matrix: list[list[int]] = dataclasses.field(default_factory=list)
     # `evaluation.sample_rows`: [rows scored, rows in the eval split]; empty when every row was scored.
     eval_sample: list[int] = dataclasses.field(default_factory=list)
+    # `label.missing: drop`: the rows without a label that the `DropMissingLabels` step left out.
+    dropped_unlabelled: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -109,6 +111,7 @@ def summarize(connection_config, results) -> RunSummary:
     from tfx.orchestration import metadata
 
     from components.evaluator.verdict import read_verdict
+    from pipelines.spec.label_missing import DROP_STEP
 
     summary = RunSummary()
     with metadata.Metadata(connection_config) as handle:
@@ -134,6 +137,9 @@ def summarize(connection_config, results) -> RunSummary:
                 for key in ("version", "p99_ms"):
                     for artifact in outputs.get(key, []):
                         summary.deployed[key] = _value_artifact(artifact.uri)
+            elif result.component_id == DROP_STEP:
+                for artifact in outputs.get("filtered_examples", []):
+                    summary.dropped_unlabelled = int(_custom(artifact, "rows_dropped") or 0)
             elif result.component_id == "Trainer":
                 for artifact in outputs.get("model_run", []):
                     path = os.path.join(artifact.uri, "training_summary.json")
@@ -186,6 +192,8 @@ def format_summary(summary: RunSummary, seconds: float, log_file: str, report: s
         # A verdict without a reason is a bug upstream; say so rather than print nothing.
         reason = "; ".join(summary.reasons) or "the Evaluator recorded no reason: see its log"
         lines.append(f"Model: {verdict} ({reason})")
+    if summary.dropped_unlabelled:
+        lines.append(f"Data: dropped {summary.dropped_unlabelled:,} row(s) with no label (`label.missing: drop`)")
     if summary.metrics:
         sample = (
             f" (on {summary.eval_sample[0]:,} of {summary.eval_sample[1]:,} eval rows)" if summary.eval_sample else ""

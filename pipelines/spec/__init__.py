@@ -7,17 +7,22 @@ import os
 
 from pipelines.spec.data_rules import label_scale
 from pipelines.spec.errors import SpecError, SpecProblem
+from pipelines.spec.label_missing import with_drop_step
 from pipelines.spec.models import PipelineSpec
 from pipelines.spec.resolved import ResolvedSpec
 from pipelines.spec.rules import CheckContext, check
+from pipelines.spec.transform_rules import tf1_unreadable_columns
 from pipelines.spec.typed import build
 from pipelines.spec.yaml_source import MAX_SPEC_BYTES, decode_spec, read_yaml
 
 __all__ = ["load_spec", "parse_spec", "SpecError", "SpecProblem", "PipelineSpec", "ResolvedSpec"]
 
 
-def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None) -> ResolvedSpec:
+def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None, target: str | None = None) -> ResolvedSpec:
     """Parses and checks spec text; `spec_file` anchors relative paths.
+
+    `target` (`compile --target`, `run --target`) replaces `orchestrator.target` before the
+    checks, so every rule checks the spec for the target it is compiled or run for.
 
     Returns:
         The resolved spec, with the data profile (files, columns) filled in.
@@ -29,14 +34,23 @@ def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None) -> 
     spec, problems = build(PipelineSpec, source)
     if problems:
         raise SpecError(problems)
+    if target:
+        spec = dataclasses.replace(spec, orchestrator=dataclasses.replace(spec.orchestrator, target=target))
     resolved = ResolvedSpec.from_spec(spec, spec_file, cwd=cwd)
     ctx = CheckContext(spec, source, resolved)
     problems = check(ctx)
     if problems:
         raise SpecError(problems)
     assert ctx.profile is not None
+    # An unset `evaluation.metrics` becomes the metrics that fit the label: what runs downstream reads.
+    spec = dataclasses.replace(spec, evaluation=dataclasses.replace(spec.evaluation, metrics=ctx.metrics))
+    spec = with_drop_step(spec)  # `label.missing: drop`: a step leaves the rows without a label out
+    if spec.transform.tf_compat_v1 is None and tf1_unreadable_columns(ctx.profile.columns):
+        # TF1 graph mode cannot read these column names (`transform_rules`): Transform runs in TF2 mode.
+        spec = dataclasses.replace(spec, transform=dataclasses.replace(spec.transform, tf_compat_v1=False))
     return dataclasses.replace(
         resolved,
+        spec=spec,
         data_files=ctx.profile.files,
         data_format=ctx.profile.format,
         csv_dialect=ctx.profile.dialect,
@@ -46,7 +60,7 @@ def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None) -> 
     )
 
 
-def load_spec(path: str, cwd: str | None = None) -> ResolvedSpec:
+def load_spec(path: str, cwd: str | None = None, target: str | None = None) -> ResolvedSpec:
     """Reads and checks the spec file at `path`. See `parse_spec`.
 
     Reads at most `MAX_SPEC_BYTES` (+1, to tell a larger file), so a huge file costs nothing.
@@ -75,4 +89,4 @@ def load_spec(path: str, cwd: str | None = None) -> ResolvedSpec:
                 )
             ]
         ) from None
-    return parse_spec(decode_spec(raw, path, size=max(size, len(raw))), path, cwd=cwd)
+    return parse_spec(decode_spec(raw, path, size=max(size, len(raw))), path, cwd=cwd, target=target)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import gzip
 import math
 import os
+import stat
 
 from components.common.csv_dialect import CsvDialect
+from components.common.data_files import data_files, open_text
 from pipelines.spec.csv_profile_fast import FAST_MIN_BYTES, fast_profile, parse_number
 
 __all__ = ["DataProblem", "DataProfile", "csv_delimiter", "list_data_files", "profile_csv", "profile_tfrecord"]
@@ -34,7 +35,11 @@ class DataProblem(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class DataProfile:
-    """What the data looks like: its columns, which of them are numeric, and what each holds."""
+    """What the data looks like: its columns, which of them are numeric, and what each holds.
+
+    `columns` is the whole header; the per-column findings (`numeric`, `empty`, ...) cover the columns
+    profiled (`profile_csv`'s `columns`: those the spec uses).
+    """
 
     files: tuple[str, ...]
     format: str
@@ -84,15 +89,22 @@ def list_data_files(path: str, data_format: str | None) -> tuple[list[str], str]
             )
         return [path], "image_folder"
     if os.path.isdir(path):
-        files = sorted(
-            os.path.join(path, name)
-            for name in os.listdir(path)
-            if not name.startswith(".") and os.path.isfile(os.path.join(path, name))
-        )
+        files = data_files(path)  # what ExampleGen reads too
         if not files:
             raise DataProblem(f"folder {path} has no data files. Put CSV or TFRecord files in it.")
     elif os.path.isfile(path):
         files = [path]
+    elif os.path.exists(path):
+        raise DataProblem(
+            f"{path} is {_special_kind(path)}, not a regular file or folder. Expected a CSV or TFRecord file, or "
+            "a folder of them: a run reads the data more than once. Write the data to a file and point "
+            "`data.path` at it."
+        )
+    elif os.path.islink(path):
+        raise DataProblem(
+            f"{path} is a symbolic link to {os.readlink(path)}, which does not exist. Expected a link to a data "
+            "file or folder. Fix the link, or point `data.path` at the data."
+        )
     else:
         raise DataProblem(f"{path} does not exist. Fix the path (relative paths start at the spec file's folder).")
     if data_format is None:
@@ -105,6 +117,20 @@ def list_data_files(path: str, data_format: str | None) -> tuple[list[str], str]
                 f"cannot tell the format of {path} from its file names. Add `format: csv` or `format: tfrecord`."
             )
     return files, data_format
+
+
+def _special_kind(path: str) -> str:
+    """What a path that is neither a regular file nor a folder is: `a FIFO (named pipe)`, `a character device`..."""
+    mode = os.stat(path).st_mode
+    for test, kind in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "a special file"
 
 
 def _is_image_folder(path: str) -> bool:
@@ -122,9 +148,7 @@ def _is_image_folder(path: str) -> bool:
 
 
 def _open_text(path: str):
-    if path.endswith(".gz"):
-        return gzip.open(path, "rt", newline="", encoding="utf-8-sig")
-    return open(path, newline="", encoding="utf-8-sig")
+    return open_text(path)
 
 
 @dataclasses.dataclass
@@ -183,7 +207,9 @@ def _non_finite_problem(column: str, cells: list[tuple[str, int, str]]) -> str:
     )
 
 
-def _fast_profile_or_none(files, na_values, non_finite: str, keep_columns, dialect: CsvDialect) -> DataProfile | None:
+def _fast_profile_or_none(
+    files, na_values, non_finite: str, keep_columns, dialect: CsvDialect, columns
+) -> DataProfile | None:
     """The Arrow-based profile of large files, or None for the row-by-row reader (and its exact messages)."""
     headers = []
     try:
@@ -196,7 +222,7 @@ def _fast_profile_or_none(files, na_values, non_finite: str, keep_columns, diale
     if any(header != headers[0] for header in headers):
         return None
     return fast_profile(
-        files, headers[0], tuple(na_values), non_finite, tuple(keep_columns), _open_text, dialect=dialect
+        files, headers[0], tuple(na_values), non_finite, tuple(keep_columns), _open_text, dialect, columns
     )
 
 
@@ -206,6 +232,7 @@ def profile_csv(
     non_finite: str = "error",
     keep_columns: tuple[str, ...] = (),
     dialect: CsvDialect = CsvDialect(),
+    columns: tuple[str, ...] | None = None,
 ) -> DataProfile:
     """Reads every row of every CSV file once, checking shape and value types.
 
@@ -223,6 +250,9 @@ def profile_csv(
             are kept per row in `DataProfile.values`, for label checks.
         dialect: the separator (`csv_delimiter`) and whether spaces at the
             start of cells are dropped.
+        columns: the columns profiled (with `keep_columns`; `data_rules.columns_used`), or None for
+            all. Every row's field count is checked whatever the columns; `DataProfile.columns` is
+            the whole header, its per-column findings cover only the profiled columns.
 
     Returns:
         The profile: columns, numeric columns, rows, and per-column findings.
@@ -234,11 +264,13 @@ def profile_csv(
             separator, or (with `non_finite="error"`) non-finite numbers.
     """
     if sum(os.path.getsize(path) for path in files) >= FAST_MIN_BYTES:
-        profile = _fast_profile_or_none(files, na_values, non_finite, keep_columns, dialect)
+        profile = _fast_profile_or_none(files, na_values, non_finite, keep_columns, dialect, columns)
         if profile is not None:
             return profile
     missing_marks = frozenset(na_values)
     header: list[str] | None = None
+    profiled: list[str] = []  # the columns read (`columns` and `keep_columns`, in the header's order)
+    indices: list[int] = []
     tallies: dict[str, _ColumnTally] = {}
     kept: dict[str, list] = {}
     rows = 0
@@ -249,7 +281,10 @@ def profile_csv(
                 file_header = _read_header(path, reader, dialect)
                 if header is None:
                     header = file_header
-                    tallies = {column: _ColumnTally() for column in header}
+                    wanted = None if columns is None else {*columns, *keep_columns}
+                    profiled = [c for c in header if wanted is None or c in wanted]
+                    indices = [header.index(c) for c in profiled]
+                    tallies = {column: _ColumnTally() for column in profiled}
                     kept = {column: [] for column in keep_columns if column in tallies}
                 elif file_header != header:
                     raise DataProblem(
@@ -265,7 +300,8 @@ def profile_csv(
                     if len(row) != len(header):
                         bad_rows.append((reader.line_num, len(row)))
                         continue
-                    for column, value in zip(header, row):
+                    for column, index in zip(profiled, indices):
+                        value = row[index]
                         tally = tallies[column]
                         number = None
                         if value in missing_marks:
@@ -307,9 +343,9 @@ def profile_csv(
         except csv.Error as err:
             raise DataProblem(f"{path}: CSV error ({err}). Fix the quoting in the file.") from None
     assert header is not None
-    numeric = frozenset(c for c in header if tallies[c].text_at is None)
+    numeric = frozenset(c for c in profiled if tallies[c].text_at is None)
     if non_finite == "error":
-        for column in header:
+        for column in profiled:
             if column in numeric and tallies[column].non_finite:
                 raise DataProblem(_non_finite_problem(column, tallies[column].non_finite))
     return DataProfile(
@@ -318,14 +354,14 @@ def profile_csv(
         tuple(header),
         numeric,
         rows,
-        frozenset(c for c in header if not tallies[c].filled),
-        missing=frozenset(c for c in header if tallies[c].missing),
-        constant=frozenset(c for c in header if len(tallies[c].distinct) == 1),
-        first_text={c: tallies[c].text_at for c in header if tallies[c].text_at is not None},
-        minimum={c: tallies[c].minimum for c in header if tallies[c].minimum < math.inf},
+        frozenset(c for c in profiled if not tallies[c].filled),
+        missing=frozenset(c for c in profiled if tallies[c].missing),
+        constant=frozenset(c for c in profiled if len(tallies[c].distinct) == 1),
+        first_text={c: tallies[c].text_at for c in profiled if tallies[c].text_at is not None},
+        minimum={c: tallies[c].minimum for c in profiled if tallies[c].minimum < math.inf},
         missing_cells={
             c: (tallies[c].missing_count, *tallies[c].first_missing)
-            for c in header
+            for c in profiled
             if tallies[c].first_missing is not None
         },
         values={c: tuple(v) for c, v in kept.items()},

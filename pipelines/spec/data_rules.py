@@ -14,8 +14,16 @@ import numpy as np
 
 from components.transform import label_expression
 from pipelines.spec.errors import SpecProblem
+from pipelines.spec.label_missing import DROP_STEP
 
-__all__ = ["rule_label_values", "rule_feature_values", "label_columns", "label_values", "label_scale"]
+__all__ = [
+    "rule_label_values",
+    "rule_feature_values",
+    "columns_used",
+    "label_columns",
+    "label_values",
+    "label_scale",
+]
 
 
 def _numpy_ops(rows: int) -> dict:
@@ -60,6 +68,28 @@ def label_columns(spec) -> tuple[str, ...]:
         return tuple(label_expression.column_names(spec.label.expression))
     except label_expression.ExpressionError:
         return ()
+
+
+def columns_used(spec, schema_path: str | None = None) -> tuple[str, ...] | None:
+    """The data columns the pipeline reads: the features and the label's columns, sorted; None: every column.
+
+    Every column is kept where the spec may read others than it names: a user `transform.module` (its
+    `inputs` hold every column), a custom step reading `ExampleGen.examples` (a `row_filter` expression),
+    or a `schema` file (it may require columns the spec does not name). ExampleGen writes only these
+    columns and `validate` profiles only these.
+    """
+    if (
+        schema_path
+        or spec.transform.module
+        or any(
+            str(source).startswith("ExampleGen.")
+            for step in spec.steps
+            if step.name != DROP_STEP  # `label.missing: drop` reads only the label column
+            for source in step.inputs.values()
+        )
+    ):
+        return None
+    return tuple(sorted({*spec.features, *label_columns(spec)}))
 
 
 def label_values(spec, profile) -> list | None:
@@ -111,14 +141,19 @@ def rule_label_values(ctx) -> Iterator[SpecProblem]:
     path = "label.column" if spec.label.column is not None else "label.expression"
     source = spec.label.column or spec.label.expression
     gaps = profile.missing_cells.get(spec.label.column) if spec.label.column is not None else None
-    if gaps is not None and gaps[0] < profile.rows:  # every cell missing: "no values" below
+    if gaps is not None and gaps[0] < profile.rows and spec.label.missing == "drop":
+        from pipelines.spec.label_missing import note_dropped_rows
+
+        note_dropped_rows(spec, gaps[0], profile.rows, gaps[1], gaps[2])
+    elif gaps is not None and gaps[0] < profile.rows:  # every cell missing: "no values" below
         count, where, line = gaps
         yield ctx.problem(
             path,
             f"label column `{source}` has no value in {count:,} of {profile.rows:,} rows (the first: {where} line "
             f"{line}; a cell in `data.na_values`). Expected a label in every row: a missing label is never guessed. "
-            f"Remove those rows from the data, e.g. pandas `df.dropna(subset=[{source!r}])`; or, if that text is "
-            "a class, take it out of `data.na_values`.",
+            "Add `missing: drop` under `label:` to leave those rows out of training and evaluation, or remove "
+            f"them from the data, e.g. pandas `df.dropna(subset=[{source!r}])`; or, if that text is a class, take "
+            "it out of `data.na_values`.",
         )
         return
     if spec.label.column is not None and spec.label.column in profile.first_text:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["UPPER_BOUNDS", "check_upper_bounds", "check_finite"]
+__all__ = ["UPPER_BOUNDS", "MAX_SPLIT_WEIGHT", "check_upper_bounds", "check_finite"]
+
+# Split weights are relative shares (`{train: 2, eval: 1}`).
+MAX_SPLIT_WEIGHT = 1000
 
 # Largest accepted value of each whole-number training setting, and why.
 UPPER_BOUNDS: dict[str, tuple[int, str]] = {

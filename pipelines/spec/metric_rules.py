@@ -14,17 +14,33 @@ from collections.abc import Iterator
 from pipelines.spec import metrics as metric_table
 from pipelines.spec.errors import SpecProblem, did_you_mean
 
-__all__ = ["rule_metric_classes"]
+__all__ = ["rule_metric_classes", "read_label_classes", "fitted_metrics"]
 
 
-def _classes(ctx) -> list[str] | None:
+def read_label_classes(resolved) -> list[str] | None:
+    """The label's classes in index order, or None (regression, or data the label rules report on)."""
     from components.transform.label_classes import LabelClassError
     from pipelines.spec.label_values import label_classes
 
     try:
-        return label_classes(ctx.resolved)
+        return label_classes(resolved)
     except (LabelClassError, OSError, ValueError):
         return None  # the label rules report why the classes cannot be read
+
+
+def fitted_metrics(spec, classes: list[str] | None) -> tuple[str, ...]:
+    """`evaluation.metrics`, or when the spec leaves them out, the metrics that fit its label.
+
+    Args:
+      spec: the `PipelineSpec`.
+      classes: the label's classes (`read_label_classes`); None counts as binary for classification.
+
+    Returns:
+      The metric names the run computes.
+    """
+    if spec.evaluation.metrics is not None:
+        return tuple(spec.evaluation.metrics)
+    return metric_table.default_metrics(spec.label.task, len(classes) if classes else 2)
 
 
 def rule_metric_classes(ctx) -> Iterator[SpecProblem]:
@@ -39,10 +55,10 @@ def rule_metric_classes(ctx) -> Iterator[SpecProblem]:
     spec = ctx.spec
     if spec.label.task != "classification":
         return
-    classes = _classes(ctx)
+    classes = ctx.label_classes
     if classes is None:
         return
-    for i, name in enumerate(spec.evaluation.metrics):
+    for i, name in enumerate(spec.evaluation.metrics or ()):  # unset: `fitted_metrics` fit by construction
         if name in metric_table.METRICS:
             problem = metric_table.class_count_problem(name, len(classes))
             if problem:

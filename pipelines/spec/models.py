@@ -311,8 +311,16 @@ class LabelSpec:
     classes found in the data, sorted); `positive_class` names a binary
     label's positive class (default: the declared list's second entry, else
     `1`/`true`/`yes` when present, else the second class in sorted order).
-    A label cell that is empty, or holds no declared class, stops Transform
-    with an error naming the values: a label is never guessed.
+    A label cell that holds no declared class stops Transform with an error
+    naming the values: a label is never guessed.
+
+    `missing` says what a row whose `column` cell is missing (empty, or a
+    `data.na_values` text) does: `error` (default) stops `validate` naming
+    the rows; `drop` leaves those rows out of training and evaluation (a
+    `DropMissingLabels` step after ExampleGen; ExampleGen's examples keep
+    them), and `validate`, the run summary and the report say how many. It
+    is for `column` labels: an expression gives a row with a missing cell the
+    label 0.
     """
 
     name: str
@@ -321,10 +329,16 @@ class LabelSpec:
     task: Literal["classification", "regression"] = "classification"
     classes: Optional[list[Union[str, int]]] = None
     positive_class: Optional[Union[str, int]] = None
+    missing: Literal["error", "drop"] = "error"
 
     def __post_init__(self):
         if (self.column is None) == (self.expression is None):
             raise ValueError("give exactly one of `column` or `expression`.")
+        if self.expression is not None and self.missing != "error":
+            raise ValueError(
+                "`missing` is for a `column` label: an `expression` gives a row with a missing cell the label 0. "
+                f"Received: missing={self.missing}, expression={self.expression!r}. Remove `missing`."
+            )
         if self.task == "regression" and (self.classes is not None or self.positive_class is not None):
             raise ValueError(
                 "`classes` and `positive_class` are for classification. Expected them only with "
@@ -358,7 +372,9 @@ class TransformSpec:
     analyses and later loads faster (taxi: Transform 7.1 s -> 4.2 s, and the
     Trainer and Evaluator load it faster too). Unset: on for the generated
     preprocessing_fn, off when `module` is set (a user function may use TF2-only
-    code such as Keras layers or `tf.function`).
+    code such as Keras layers or `tf.function`). TF1 graph mode cannot read a
+    column whose name ends in `/` or `>`: with such a column in the data,
+    unset means off (`pipelines.spec.transform_rules`).
     """
 
     materialize: bool = False
@@ -556,6 +572,12 @@ class EvaluationSpec:
     above 0.5), or for regression the mean squared error of predicting the
     mean. `top_k` is the k of `top_k_accuracy`.
 
+    Without `metrics` (or with `metrics: null`) the metrics fit the label: a
+    binary label gets `binary_accuracy` and `auc`, a label of 3 or more classes
+    `accuracy`, a regression label `mean_squared_error` and
+    `mean_absolute_error` (`pipelines.spec.metrics.default_metrics`). The
+    checked spec holds that list.
+
     `sample_rows` (null: every eval row) scores a deterministic sample of that
     many eval rows, spread evenly over the split: on large data the Evaluator
     is the slowest component, and its time grows with the rows it scores. A
@@ -564,7 +586,7 @@ class EvaluationSpec:
     sample large enough for the difference they allow.
     """
 
-    metrics: list[str] = dataclasses.field(default_factory=lambda: ["binary_accuracy", "auc"])
+    metrics: Optional[list[str]] = None  # None: the metrics that fit the label (see above)
     thresholds: dict[str, ThresholdSpec] = dataclasses.field(default_factory=dict)
     top_k: int = 3
     sample_rows: Optional[int] = None

@@ -218,8 +218,8 @@ def rule_orchestrator(ctx) -> Iterator:
         yield ctx.problem(
             "pipeline.root",
             f"the {orchestrator.target} target keeps ML Metadata (a SQLite file) and logs under the root, so it "
-            f"needs a local folder. Expected a folder path. Received: root={root!r}. Use a local folder, or "
-            "`orchestrator.target: kubeflow` for an object-store root.",
+            f"needs a local folder. Expected a folder path. Received: root={root!r}. Use a local folder, or the "
+            "kubeflow target for an object-store root (`orchestrator.target: kubeflow`, or `compile --target kubeflow`).",
         )
     if orchestrator.target == "kubeflow":
         if not root.startswith(OBJECT_STORE_SCHEMES):

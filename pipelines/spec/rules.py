@@ -7,6 +7,7 @@ listing it in `RULES`.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -26,12 +27,16 @@ from pipelines.spec.data_checks import (
 )
 from pipelines.spec.errors import SpecProblem, did_you_mean
 from pipelines.spec.image_profile import profile_image_folder, rule_image_folder
+from pipelines.spec.label_missing import rule_label_missing
+from pipelines.spec.limits import MAX_SPLIT_WEIGHT
 from pipelines.spec.media_rules import rule_augment_with_xla, rule_media_model, rule_media_transforms
-from pipelines.spec.metric_rules import rule_metric_classes
+from pipelines.spec.metric_rules import fitted_metrics, read_label_classes, rule_metric_classes
 from pipelines.spec.models import PipelineSpec
 from pipelines.spec.orchestrator import rule_orchestrator
 from pipelines.spec.resolved import ResolvedSpec
+from pipelines.spec.split_rules import rule_split_rows
 from pipelines.spec.storage_checks import rule_storage
+from pipelines.spec.transform_rules import rule_tf1_column_names
 from pipelines.spec.yaml_source import YamlSource
 from pipelines.steps.checks import rule_hooks, rule_steps
 
@@ -41,8 +46,12 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _NUMERIC_TRANSFORMS = {"zscore", "minmax", "log", "identity", "bucketize"}
 _DECIMAL_COMMA = re.compile(r"^[+-]?[0-9]+,[0-9]+$")  # `3,5`: a number written in a decimal-comma locale
-MAX_SPLIT_WEIGHT = 1000
 MAX_LAYER_WIDTH = 65_536
+# TFX's `Pipeline` refuses a longer `pipeline_name` (tfx/orchestration/pipeline.py, _MAX_PIPELINE_NAME_LENGTH).
+MAX_PIPELINE_NAME = 63
+# A file name's bytes on Linux and macOS file systems (NAME_MAX): the Deployer's `<model_name>.config` must fit.
+MAX_FILE_NAME = 255
+MAX_MODEL_NAME = MAX_FILE_NAME - len(".config")
 MAX_EMBEDDING_DIM = 4096
 # A label expression is a short formula; longer ones are refused before Python's parser sees them.
 MAX_EXPRESSION_CHARS = 1000
@@ -81,12 +90,41 @@ class CheckContext:
     def problem(self, path: str, message: str) -> SpecProblem:
         return self.source.problem(path, message)
 
+    @functools.cached_property
+    def label_classes(self) -> list[str] | None:
+        """The label's classes in index order (read once), or None for regression or unreadable data."""
+        return read_label_classes(self.resolved)
+
+    @functools.cached_property
+    def metrics(self) -> tuple[str, ...]:
+        """`evaluation.metrics`, or when unset the metrics that fit the label (`metrics.default_metrics`)."""
+        if self.spec.evaluation.metrics is not None:
+            return tuple(self.spec.evaluation.metrics)
+        return fitted_metrics(self.spec, self.label_classes)
+
 
 def rule_names(ctx: CheckContext) -> Iterator[SpecProblem]:
-    for path, value in (("pipeline.name", ctx.spec.pipeline.name), ("push.model_name", ctx.spec.push.model_name)):
+    names = (
+        ("pipeline.name", ctx.spec.pipeline.name, MAX_PIPELINE_NAME, "TFX refuses a longer pipeline name"),
+        (
+            "push.model_name",
+            ctx.spec.push.model_name,
+            MAX_MODEL_NAME,
+            "the model is pushed to `<serving_dir>/<model_name>/` and deployed with `<serving_dir>/<model_name>"
+            f".config/`, and a file name holds at most {MAX_FILE_NAME} bytes",
+        ),
+    )
+    for path, value, limit, why in names:
         if value is not None and not _NAME.match(value):
             yield ctx.problem(
                 path, f"`{value}` is not a usable name. Use letters, digits, `_`, `.`, `-`, starting with a letter."
+            )
+        elif value is not None and len(value) > limit:
+            shown = f"`{value[:24]}...`" if len(value) > 40 else f"`{value}`"
+            yield ctx.problem(
+                path,
+                f"the name is too long: {why}. Expected at most {limit} characters. Received: {shown} "
+                f"({len(value)} characters). Use a shorter name.",
             )
 
 
@@ -134,6 +172,7 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
                 data.na_values,
                 data.checks.non_finite,
                 keep_columns=data_rules.label_columns(ctx.spec),
+                columns=data_rules.columns_used(ctx.spec, ctx.resolved.schema_path),  # what ExampleGen writes
                 dialect=CsvDialect(csv_delimiter(files, data.delimiter), data.skip_initial_space),
             )
         elif data_format == "image_folder":
@@ -232,18 +271,24 @@ def rule_label(ctx: CheckContext) -> Iterator[SpecProblem]:
 def rule_metrics(ctx: CheckContext) -> Iterator[SpecProblem]:
     task = ctx.spec.label.task
     allowed = metric_table.metrics_for_task(task)
-    declared = ctx.spec.evaluation.metrics
-    for i, name in enumerate(declared):
+    for i, name in enumerate(ctx.spec.evaluation.metrics or ()):
         if name not in allowed:
             yield ctx.problem(
                 f"evaluation.metrics[{i}]",
                 f"unknown metric `{name}` for a {task} label.{did_you_mean(name, allowed)} Expected one of: {', '.join(allowed)}.",
             )
+    declared = ctx.metrics
     for name in ctx.spec.evaluation.thresholds:
         if name not in declared:
+            which = (
+                "which `evaluation.metrics` does not declare"
+                if ctx.spec.evaluation.metrics is not None
+                else f"which is not among this label's default metrics ({', '.join(declared)}) and "
+                "`evaluation.metrics` is not set"
+            )
             yield ctx.problem(
                 f"evaluation.thresholds.{name}",
-                f"threshold on `{name}`, which `evaluation.metrics` does not declare.{did_you_mean(name, declared)} Add it to `evaluation.metrics` or fix the name.",
+                f"threshold on `{name}`, {which}.{did_you_mean(name, declared)} Add it to `evaluation.metrics` or fix the name.",
             )
 
 
@@ -312,7 +357,9 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     rule_media_model,
     rule_augment_with_xla,
     rule_label_type,
+    rule_split_rows,
     data_rules.rule_label_values,
+    rule_label_missing,
     data_rules.rule_feature_values,
     rule_label,
     rule_metrics,
@@ -320,6 +367,7 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     rule_model,
     rule_modules,
     rule_schema,
+    rule_tf1_column_names,
     rule_storage,
     rule_steps,
     rule_hooks,

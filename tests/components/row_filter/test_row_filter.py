@@ -9,8 +9,8 @@ import pytest
 import tensorflow as tf
 from tfx.types import artifact_utils, standard_artifacts
 
-from components.row_filter.component import RowFilter
-from components.row_filter.executor import filter_split, row_predicate
+from components.row_filter.component import DropMissing, RowFilter
+from components.row_filter.executor import filter_split, has_value, row_predicate
 
 
 def _example(**values) -> tf.train.Example:
@@ -86,3 +86,38 @@ def test_component_filters_every_split_and_records_counts(tmp_path):
     assert output.get_int_custom_property("rows_dropped") == 2
     assert output.get_int_custom_property("rows_dropped_train") == 2
     assert _read(tmp_path / "filtered" / "Split-eval") == [{"miles": 2.0}]
+
+
+def test_drop_missing_keeps_the_rows_with_a_value_in_the_column_and_records_counts(tmp_path):
+    source = standard_artifacts.Examples()
+    source.uri = str(tmp_path / "examples")
+    source.split_names = artifact_utils.encode_split_names(["train", "eval"])
+    _write(tmp_path / "examples" / "Split-train", [{"miles": 0.5, "kind": "a"}, {"miles": 3.0}, {"miles": 0.1}])
+    _write(tmp_path / "examples" / "Split-eval", [{"miles": 2.0, "kind": "b"}, {"miles": 4.0}])
+    output = standard_artifacts.Examples()
+    output.uri = str(tmp_path / "filtered")
+
+    DropMissing.test_call(examples=source, filtered_examples=output, column="kind")
+
+    assert output.split_names == source.split_names
+    assert output.get_int_custom_property("rows_kept") == 2
+    assert output.get_int_custom_property("rows_dropped") == 3
+    assert output.get_int_custom_property("rows_dropped_train") == 2
+    assert output.get_int_custom_property("rows_dropped_eval") == 1
+    assert _read(tmp_path / "filtered" / "Split-train") == [{"miles": 0.5}]
+    assert _read(tmp_path / "filtered" / "Split-eval") == [{"miles": 2.0}]
+
+
+@pytest.mark.parametrize(
+    "row, expected",
+    [({"kind": "a"}, True), ({"kind": 0}, True), ({"kind": 0.0}, True), ({}, False), ({"other": 1.0}, False)],
+)
+def test_has_value(row, expected):
+    assert has_value(_example(**row), "kind") is expected
+
+
+def test_has_value_of_an_empty_value_list_is_false():
+    example = tf.train.Example()
+    example.features.feature["kind"].bytes_list.SetInParent()
+
+    assert has_value(example, "kind") is False

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.trainer.input_pipeline import InputOptions, make_dataset
+from components.trainer.input_pipeline import InputOptions, make_dataset, require_rows
 
 SPEC = {"x": tf.io.FixedLenFeature([], tf.float32), "y": tf.io.FixedLenFeature([], tf.int64)}
 
@@ -113,3 +115,50 @@ def test_a_cached_split_is_read_when_the_dataset_is_built_and_a_streamed_one_lat
     else:
         with pytest.raises(tf.errors.NotFoundError):
             _collect(dataset, 2)
+
+
+def _write_rows(path, count):
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for i in range(count):
+            example = tf.train.Example(
+                features=tf.train.Features(
+                    feature={
+                        "x": tf.train.Feature(float_list=tf.train.FloatList(value=[float(i)])),
+                        "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
+                    }
+                )
+            )
+            writer.write(example.SerializeToString())
+    return str(path)
+
+
+def _batches_within(dataset, batches: int, seconds: float = 120.0):
+    """Takes `batches` batches on a thread; a dataset that yields none spins forever, so wait a bounded time."""
+    taken: list = []
+    worker = threading.Thread(target=lambda: taken.extend(_collect(dataset, batches)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"no {batches} batches in {seconds:.0f} s: the input pipeline spins"
+    return taken
+
+
+@pytest.mark.parametrize("budget", [1 << 30, 0], ids=["cached", "streamed"])
+@pytest.mark.parametrize("shuffle", [True, False], ids=["train", "eval"])
+def test_a_split_smaller_than_one_batch_still_yields_full_batches(tmp_path, budget, shuffle):
+    # Penguins with `splits: {train: 30, eval: 1}` leave ~11 eval rows for a batch of 32: the cached path
+    # yielded no batch per epoch and repeated epochs forever, at 100% CPU.
+    path = _write_rows(tmp_path / "eleven.tfrecord", 11)
+    options = InputOptions(batch_size=32, shuffle=shuffle, seed=2, cache_budget_bytes=budget)
+    xs, ys = _batches_within(make_dataset([path], SPEC, "y", options), 3)
+    assert len(xs) == 3 * 32
+    assert set(xs) == {float(i) for i in range(11)}  # every row, taken again to fill each batch
+    assert all(int(x) % 2 == y for x, y in zip(xs, ys))
+
+
+def test_a_split_without_rows_is_named_with_the_fix(tmp_path):
+    empty = _write_rows(tmp_path / "empty.tfrecord", 0)
+    with pytest.raises(ValueError, match=r"the `eval` split holds no rows.*Raise `eval`'s weight in `data.splits`"):
+        require_rows([empty], "eval")
+    with pytest.raises(ValueError, match=r"the `train` split holds no rows"):
+        require_rows([str(tmp_path / "missing-*")], "train")
+    require_rows([_write_rows(tmp_path / "one.tfrecord", 1)], "eval")  # one row is enough

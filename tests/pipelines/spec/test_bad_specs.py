@@ -365,6 +365,15 @@ CASES: dict[str, Bad] = {
         {"data.splits": {"train": 10**12, "eval": 1}},
         "splits:",
     ),
+    "split-without-rows": Bad(
+        "data.splits.eval",
+        [
+            "the `eval` split would get no rows: weight 1 of 41 gives it about 0.73 of the data's 30 row(s).",
+            "Raise `eval`'s weight to at least 2 (the other splits weigh 40), or add rows.",
+        ],
+        {"data.splits": {"train": 40, "eval": 1}},
+        "splits:",
+    ),
     "huge-layer": Bad(
         "model.hidden_units",
         ["a layer of 1,000,000,000 units is too wide: expected at most 65,536 per layer", "Use narrower layers."],

@@ -60,7 +60,7 @@ def test_unexpected_error_while_checking_is_one_line_exit_2_with_the_traceback_i
     in_tmp, make_spec, monkeypatch, capsys
 ):
     # A bug cannot be provoked on purpose: stand one in for the loader.
-    def broken(path):
+    def broken(path, **kwargs):
         raise KeyError("frobnicate")
 
     monkeypatch.setattr("pipelines.api.load", broken)

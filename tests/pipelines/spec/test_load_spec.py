@@ -25,7 +25,7 @@ def test_bundled_example_loads(example_spec, tmp_path):
 
     assert resolved.name == "chicago_taxi"
     assert resolved.spec_file == example_spec
-    assert len(resolved.spec.features) == 16
+    assert len(resolved.spec.features) == 15
     assert list(resolved.spec.features)[:3] == ["trip_miles", "fare", "trip_seconds"]
     assert resolved.spec.features["pickup_latitude"] == FeatureSpec(transform="bucketize", buckets=10)
     assert resolved.spec.features["company"] == FeatureSpec(transform="vocabulary", top_k=1000, oov_buckets=10)

@@ -120,10 +120,12 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
             print(f"Report: {report}", file=stream)
         return RunOutcome(True, seconds, summary, run_id=record.run_id)
 
+    from pipelines.history.records import read_inputs
     from pipelines.runners.local import run_pipeline
     from pipelines.runners.progress import ProgressPrinter
     from pipelines.targets.beam import ONE_THREAD_COMPONENTS, data_size_beam_args, worker_threads
 
+    inputs = read_inputs(resolved)  # the spec text and data files this run reads, for its record
     beam_args = data_size_beam_args(resolved)
     threads = worker_threads(beam_args) if resolved.spec.orchestrator.beam is None else 0  # Dask: its own line
     print(
@@ -168,6 +170,6 @@ def _run_locked(resolved: ResolvedSpec, force: bool, hooks: Sequence[object] | N
     seconds = time.perf_counter() - started
     connection = tfx_pipeline.metadata_connection_config
     summary = finish_run(
-        resolved, result.run_id, connection, result.components, reporter, current, seconds, log_file, stream
+        resolved, result.run_id, connection, result.components, reporter, current, seconds, log_file, stream, inputs
     )
     return RunOutcome(False, seconds, summary, result.components, log_file, result.run_id)

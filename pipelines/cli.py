@@ -1,6 +1,7 @@
 """Command line: `python -m pipelines validate|run FILE`, `components`, `new-component NAME`.
 
-Exit codes: 0 success, 1 the run failed, 2 the spec is invalid. Every failure
+Exit codes: 0 success, 1 the run failed, 2 the spec is invalid, 130 interrupted
+(Ctrl-C), 143 stopped by SIGTERM (`docker stop`, an orchestrator). Every failure
 is one `error:` line on stderr; an unexpected one (a bug, a broken install)
 also writes its traceback to a log file that the line names.
 
@@ -44,13 +45,16 @@ def spec_folder_first(spec_path: str) -> str:
     return folder
 
 
-def _load(path: str):
-    """Loads and checks the spec, its folder first on sys.path; an unexpected error becomes `_Unexpected` (exit 2)."""
+def _load(path: str, target: str | None = None):
+    """Loads and checks the spec for `target` (default: the spec's), its folder first on sys.path.
+
+    An unexpected error becomes `_Unexpected` (exit 2).
+    """
     from pipelines.api import load
 
     spec_folder_first(path)
     try:
-        return load(path)
+        return load(path, target=target)
     except SpecError:
         raise
     except Exception as error:  # noqa: BLE001 - reported as one line, traceback to a file
@@ -120,16 +124,20 @@ def _cmd_new_component(args) -> int:
 
 def _cmd_run(args) -> int:
     from pipelines.runners.gc_tuning import fewer_full_collections
+    from pipelines.runners.interrupt import sigterm_interrupts
 
-    resolved = _load(args.spec)
-    with fewer_full_collections():
-        return _run_on(resolved, args)
+    with sigterm_interrupts():  # SIGTERM ends the run as Ctrl-C does: one line, the report, exit 143
+        resolved = _load(args.spec, args.target)
+        with fewer_full_collections():
+            return _run_on(resolved, args)
 
 
 def _run_on(resolved, args) -> int:
     from pipelines.api import run
+    from pipelines.runners.interrupt import RunInterrupted
     from pipelines.runners.local import ComponentFailed
     from pipelines.runners.lock import RootBusy
+    from pipelines.runners.metadata_file import MetadataUnreadable
     from pipelines.targets.dask_runner import DaskUnavailable
 
     target = args.target or resolved.spec.orchestrator.target
@@ -148,10 +156,22 @@ def _run_on(resolved, args) -> int:
     try:
         run(resolved, force=args.force, wait_seconds=args.wait)
     except ComponentFailed as error:
-        cause = str(error.__cause__).strip() or type(error.__cause__).__name__
+        from pipelines.spec.run_failures import explain_failure
+
+        # A cause the data explains is one line (file, column, row); the raw error is in the log.
+        cause = explain_failure(resolved, error.__cause__) or str(error.__cause__).strip()
+        cause = cause or type(error.__cause__).__name__
         print(f"error: Run failed at {error.component_id}: {cause}\nFull log: {error.log_file}", file=sys.stderr)
         return 1
-    except RootBusy as error:
+    except RunInterrupted as error:
+        where = f" while {error.component_id} was running" if error.component_id else ""
+        print(
+            f"error: interrupted ({error.signal}){where}. The components that finished are kept; run "
+            f"`python -m pipelines run {resolved.spec_file}` again to resume from them. Full log: {error.log_file}",
+            file=sys.stderr,
+        )
+        return error.exit_code
+    except (RootBusy, MetadataUnreadable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except DaskUnavailable as error:
@@ -211,17 +231,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments (default: `sys.argv[1:]`).
 
     Returns:
-        The exit code: 0 success, 1 the run failed, 2 the spec is invalid, 130 interrupted.
+        The exit code: 0 success, 1 the run failed, 2 the spec is invalid, 130 interrupted (Ctrl-C),
+        143 stopped by SIGTERM.
     """
+    from pipelines.runners.interrupt import exit_code, signal_name
+
     args = _parser().parse_args(argv)
     try:
         return args.handler(args)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         print(
-            "error: interrupted. A run started again cleans up and resumes from the steps that finished.",
+            f"error: interrupted ({signal_name(interrupt)}). A run started again cleans up and resumes from the "
+            "steps that finished.",
             file=sys.stderr,
         )
-        return 130
+        return exit_code(interrupt)
     except SpecError as error:
         for problem in error.problems:
             print(f"error: {problem}", file=sys.stderr)

@@ -18,24 +18,45 @@ __all__ = ["add_runs_command", "root_of"]
 def root_of(path: str) -> str:
     """The pipeline root that `path` names: a root folder as it is, a spec file's `pipeline.root`.
 
+    A spec is read and typed but not checked against its data: listing the history needs only the root,
+    and the data the runs read may be gone since (the data checks are for a run).
+
     Raises:
-        SpecError: `path` is a spec with problems.
-        RootError: `path` is neither a folder nor a file.
+        SpecError: `path` is a spec that is not valid YAML or does not type-check.
+        RootError: `path` is neither a folder nor a readable file.
     """
     from pipelines.history.mlmd_runs import RootError
 
     if os.path.isdir(path):
         return os.path.abspath(path)
     if os.path.isfile(path):
-        from pipelines.api import load
-        from pipelines.cli import spec_folder_first
-
-        spec_folder_first(path)
-        return load(path).root
+        return _spec_root(path)
     raise RootError(
         f"{path} does not exist. Expected a pipeline spec (YAML) or a pipeline root folder. Received: {path}. "
         "Check the path."
     )
+
+
+def _spec_root(path: str) -> str:
+    """`pipeline.root` of the spec file at `path`, resolved as a run resolves it, without the spec's data checks."""
+    from pipelines.history.mlmd_runs import RootError
+    from pipelines.spec import PipelineSpec, ResolvedSpec, SpecError
+    from pipelines.spec.typed import build
+    from pipelines.spec.yaml_source import MAX_SPEC_BYTES, decode_spec, read_yaml
+
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            raw = handle.read(MAX_SPEC_BYTES + 1)
+    except OSError as error:
+        raise RootError(
+            f"{path} cannot be read ({error.strerror}). Expected a readable pipeline spec (YAML) or a pipeline "
+            f"root folder. Received: {path}. Fix its permissions, or pass the root folder."
+        ) from None
+    spec, problems = build(PipelineSpec, read_yaml(decode_spec(raw, path, size=max(size, len(raw))), path))
+    if problems:
+        raise SpecError(problems)
+    return ResolvedSpec.from_spec(spec, path).root
 
 
 def _json(value) -> str:
@@ -50,6 +71,7 @@ def _cmd_runs(args) -> int:
     from pipelines.history.mlmd_runs import RootError, fill_summary, list_runs
     from pipelines.history.select import RunNotFound, select_run
     from pipelines.report.paths import report_path
+    from pipelines.runners.metadata_file import MetadataUnreadable
 
     try:
         root = root_of(args.spec)
@@ -66,7 +88,7 @@ def _cmd_runs(args) -> int:
             print(_json(diff.to_dict()) if args.json else text.format_diff(diff))
         else:
             print(_json([dataclasses.asdict(run) for run in runs]) if args.json else text.format_runs(runs))
-    except (RootError, RunNotFound) as error:
+    except (RootError, RunNotFound, MetadataUnreadable) as error:
         print(f"error: {error.args[0]}", file=sys.stderr)
         return 2
     return 0

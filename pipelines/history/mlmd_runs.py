@@ -99,14 +99,11 @@ def open_store(root: str):
 
     Raises:
         RootError: there is no ML Metadata file under `root`.
+        MetadataUnreadable: the file is not an ML Metadata store SQLite can read (one line: the file and the fix).
     """
-    from ml_metadata import metadata_store
-    from ml_metadata.proto import metadata_store_pb2
+    from pipelines.runners.metadata_file import open_metadata
 
-    config = metadata_store_pb2.ConnectionConfig()
-    config.sqlite.filename_uri = metadata_path(root)
-    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
-    return metadata_store.MetadataStore(config)
+    return open_metadata(metadata_path(root), readonly=True)
 
 
 def property_values(properties) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 ML Metadata knows the executions and artifacts of a run, not the spec text that
 made them nor which data files were read. After every run, `<root>/runs/<run id>.json`
 keeps the spec text, each data file's size and modification time (what TFX's
-ExampleGen fingerprints too), a fingerprint of the framework's code, the run
+ExampleGen fingerprints too; both taken as the run starts, so a data file
+deleted or changed before the run ends does not cost the record), a fingerprint of the framework's code, the run
 fingerprint of `pipelines.runners.fingerprint` and the run summary. Runs from
 before these records list from ML Metadata alone.
 """
@@ -20,7 +21,17 @@ from typing import Any
 
 from pipelines.runners.fingerprint import code_fingerprint
 
-__all__ = ["RunRecord", "RUNS_DIR", "record_path", "build_record", "write_record", "save_run", "read_records"]
+__all__ = [
+    "RunRecord",
+    "RunInputs",
+    "RUNS_DIR",
+    "record_path",
+    "read_inputs",
+    "build_record",
+    "write_record",
+    "save_run",
+    "read_records",
+]
 
 RUNS_DIR = "runs"
 
@@ -55,7 +66,47 @@ def record_path(root: str, run_id: str) -> str:
     return os.path.join(root, RUNS_DIR, f"{safe}.json")
 
 
-def build_record(resolved, run_id: str, summary: dict[str, Any], run_fingerprint: str, seconds: float, log_file):
+@dataclasses.dataclass(frozen=True)
+class RunInputs:
+    """What a run read, taken as it starts: the spec's text and each data file's size and modification time."""
+
+    spec_text: str
+    data_files: dict[str, dict[str, int]]
+
+
+def read_inputs(resolved) -> RunInputs:
+    """The spec's text and its data files' sizes, as they are now; a file gone or unreadable is left out.
+
+    A run takes this as it starts, so its record says what it read even when a file changes or is
+    deleted before the run ends.
+
+    Args:
+        resolved: the run's `ResolvedSpec`.
+    """
+    try:
+        with open(resolved.spec_file, encoding="utf-8") as handle:
+            spec_text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        spec_text = ""
+    data_files = {}
+    for path in resolved.data_files:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        data_files[path] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    return RunInputs(spec_text, data_files)
+
+
+def build_record(
+    resolved,
+    run_id: str,
+    summary: dict[str, Any],
+    run_fingerprint: str,
+    seconds: float,
+    log_file,
+    inputs: RunInputs | None = None,
+):
     """The record of a run that just finished.
 
     Args:
@@ -65,22 +116,18 @@ def build_record(resolved, run_id: str, summary: dict[str, Any], run_fingerprint
         run_fingerprint: `pipelines.runners.fingerprint.run_fingerprint(resolved)`.
         seconds: how long the run took.
         log_file: the run's log.
+        inputs: `read_inputs(resolved)` as the run started (default: read now).
 
     Returns:
         A `RunRecord`.
     """
-    with open(resolved.spec_file, encoding="utf-8") as handle:
-        spec_text = handle.read()
-    data_files = {}
-    for path in resolved.data_files:
-        stat = os.stat(path)
-        data_files[path] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    inputs = inputs or read_inputs(resolved)
     return RunRecord(
         run_id=run_id,
         pipeline=resolved.name,
         spec_file=resolved.spec_file,
-        spec_text=spec_text,
-        data_files=data_files,
+        spec_text=inputs.spec_text,
+        data_files=inputs.data_files,
         code_fingerprint=code_fingerprint(),
         run_fingerprint=run_fingerprint,
         seconds=round(seconds, 3),
@@ -100,13 +147,22 @@ def write_record(root: str, record: RunRecord) -> str:
     return path
 
 
-def save_run(resolved, run_id: str, summary: dict[str, Any], run_fingerprint: str, seconds: float, log_file) -> None:
+def save_run(
+    resolved,
+    run_id: str,
+    summary: dict[str, Any],
+    run_fingerprint: str,
+    seconds: float,
+    log_file,
+    inputs: RunInputs | None = None,
+) -> None:
     """Builds and writes a finished run's record; a failure to write it is a warning, never a failed run.
 
     Args: as `build_record`.
     """
     try:
-        write_record(resolved.root, build_record(resolved, run_id, summary, run_fingerprint, seconds, log_file))
+        record = build_record(resolved, run_id, summary, run_fingerprint, seconds, log_file, inputs)
+        write_record(resolved.root, record)
     except OSError as error:
         print(
             f"warning: could not write the run record under {os.path.join(resolved.root, RUNS_DIR)} ({error}); "

@@ -1,6 +1,6 @@
 """Writes a run's HTML report: a run hook that records what ran, then one call once the summary exists.
 
-A failed run gets its report from the hook (`after_run` with status `failed`), with whatever the
+A failed or interrupted run gets its report from the hook (`after_run`), with whatever the
 finished components wrote; a run that succeeded gets it from `write`, after `summarize`. Neither
 ever fails the run: a problem is logged as one warning line and the run goes on.
 
@@ -71,6 +71,7 @@ class RunReporter:
         self.run_id: str | None = None
         self.results: list = []
         self.failed: tuple[str, float, str] | None = None
+        self.interrupted: tuple[str | None, float, str] | None = None
         self.status = "running"
         self.seconds = 0.0
         self.log_file = log_file
@@ -87,6 +88,9 @@ class RunReporter:
 
     def on_failure(self, *, component_id: str, seconds: float, error: BaseException, **_: Any) -> None:
         self.failed = (component_id, seconds, str(error) or type(error).__name__)
+
+    def on_interrupt(self, *, component_id: str | None, seconds: float, signal: str, **_: Any) -> None:
+        self.interrupted = (component_id, seconds, signal)
 
     def after_run(self, *, status: str, seconds: float, **_: Any) -> None:
         self.status, self.seconds = status, seconds
@@ -113,5 +117,6 @@ class RunReporter:
             self.upstream,
             self.results,
             self.failed,
+            self.interrupted,
         )
         return write_report(self.resolved, self.connection_config, facts, summary)

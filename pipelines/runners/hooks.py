@@ -10,7 +10,10 @@ be added without breaking existing hooks:
 - `on_failure(component_id, index, total, seconds, error)`
 - `on_retry(component_id, index, total, attempt, error)`: attempt `attempt` failed
   and the component runs again (`orchestrator.components.<id>.retries`)
-- `after_run(pipeline_name, run_id, status, seconds)`
+- `on_interrupt(component_id, seconds, signal)`: Ctrl-C (`SIGINT`) or `SIGTERM` stopped
+  the run while `component_id` ran (None: between components); no `on_failure` follows
+- `after_run(pipeline_name, run_id, status, seconds)`, status `succeeded`, `failed` or
+  `interrupted`
 """
 
 from __future__ import annotations

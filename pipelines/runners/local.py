@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from pipelines.runners import retry
 from pipelines.runners.hooks import HookList
+from pipelines.runners.interrupt import RunInterrupted, signal_name
 
 __all__ = ["ComponentResult", "RunResult", "run_pipeline", "ComponentFailed"]
 
@@ -48,7 +49,10 @@ class RunResult:
 
 
 def _attach_log_file(log_file: str) -> logging.Handler:
-    """Sends all Python/absl logging to `log_file`, and keeps the console quiet."""
+    """Sends all Python/absl logging, and Python warnings (TFMA's divide-by-zero among them), to `log_file`.
+
+    Keeps the console quiet; `run_pipeline` stops capturing warnings when the run ends.
+    """
     from absl import logging as absl_logging
 
     os.makedirs(os.path.dirname(log_file), exist_ok=True)
@@ -64,6 +68,7 @@ def _attach_log_file(log_file: str) -> logging.Handler:
     for stream_handler in console_handlers:
         if stream_handler is not handler and not isinstance(stream_handler, logging.FileHandler):
             stream_handler.setLevel(logging.CRITICAL)
+    logging.captureWarnings(True)  # `warnings.warn` -> the `py.warnings` logger -> this file
     return handler
 
 
@@ -89,6 +94,9 @@ def run_pipeline(
     Raises:
         ComponentFailed: a component raised; earlier components' artifacts stay
             published, and a rerun starts from the failed one (the rest is cached).
+        RunInterrupted: Ctrl-C or SIGTERM (`pipelines.runners.interrupt`); the report is
+            written and the running component's execution is left RUNNING in ML Metadata,
+            for the next run's recovery to mark failed.
     """
     from ml_metadata.proto import metadata_store_pb2
     from tfx.dsl.compiler import compiler, constants
@@ -106,6 +114,8 @@ def run_pipeline(
     hook_list.call("before_run", pipeline_name=tfx_pipeline.pipeline_info.pipeline_name, run_id=run_id)
     results: list[ComponentResult] = []
     status = "failed"
+    current: str | None = None  # the component running, for an interrupt
+    step_started = started
     try:
         ir = compiler.Compiler().compile(tfx_pipeline)
         runtime_parameter_utils.substitute_runtime_parameter(ir, {constants.PIPELINE_RUN_ID_PARAMETER_NAME: run_id})
@@ -116,8 +126,8 @@ def run_pipeline(
         for index, node in enumerate(ir.nodes, start=1):
             pipeline_node = node.pipeline_node
             node_id = pipeline_node.node_info.id
+            current, step_started = node_id, time.perf_counter()
             hook_list.call("before_component", component_id=node_id, index=index, total=total)
-            step_started = time.perf_counter()
             policy = retry.policy_for(policies, node_id)
             for attempt in range(1, policy.retries + 2):
                 component_launcher = launcher.Launcher(
@@ -133,6 +143,8 @@ def run_pipeline(
                     with retry.time_limit(node_id, policy.timeout_seconds):
                         info = component_launcher.launch()
                     break
+                except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no retry, handled below
+                    raise
                 except BaseException as error:
                     seconds = time.perf_counter() - step_started
                     logging.exception("Component %s failed (attempt %d).", node_id, attempt)
@@ -162,9 +174,16 @@ def run_pipeline(
                 seconds=seconds,
                 execution_id=execution_id,
             )
+            current = None
         status = "succeeded"
     except ComponentFailed:
         raise
+    except KeyboardInterrupt as error:
+        status = "interrupted"
+        seconds = time.perf_counter() - step_started
+        logging.warning("The run was interrupted (%s) while %s was running.", signal_name(error), current or "nothing")
+        hook_list.call("on_interrupt", component_id=current, seconds=seconds, signal=signal_name(error))
+        raise RunInterrupted(current, error, log_file) from error
     except Exception:
         logging.exception("The run stopped on an unexpected error.")  # into the run's log, before it is closed
         raise
@@ -177,6 +196,7 @@ def run_pipeline(
             status=status,
             seconds=seconds,
         )
+        logging.captureWarnings(False)
         logging.getLogger().removeHandler(handler)
         handler.close()
     return RunResult(tfx_pipeline.pipeline_info.pipeline_name, run_id, results, seconds, log_file)

@@ -52,16 +52,17 @@ def fail_running_executions(metadata_path: str) -> list[int]:
 
     Returns:
         The ids of the executions it marked.
+
+    Raises:
+        MetadataUnreadable: the file is not an ML Metadata store SQLite can read (one line: the file and the fix).
     """
     if not os.path.exists(metadata_path):
         return []
-    from ml_metadata.metadata_store import metadata_store
     from ml_metadata.proto import metadata_store_pb2
 
-    config = metadata_store_pb2.ConnectionConfig()
-    config.sqlite.filename_uri = metadata_path
-    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READWRITE
-    store = metadata_store.MetadataStore(config)
+    from pipelines.runners.metadata_file import open_metadata
+
+    store = open_metadata(metadata_path, readonly=False)
     unfinished = (metadata_store_pb2.Execution.RUNNING, metadata_store_pb2.Execution.NEW)
     stale = [e for e in store.get_executions() if e.last_known_state in unfinished]
     for execution in stale:
@@ -95,14 +96,22 @@ def remove_partial_outputs(artifact_root: str, execution_ids: list[int]) -> list
     return removed
 
 
-def _pid_alive(pid: int) -> bool:
+def _staging_owner_alive(pid: int, folder: str) -> bool:
+    """Whether the process that made `folder` still runs: `pid` is alive and started before the folder was made.
+
+    A pid is reused once its process is gone; a process that started after the folder's last change
+    (its mtime) cannot have made it, so that folder is a dead run's.
+    """
+    import psutil
+
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        started = psutil.Process(pid).create_time()
+        made = os.stat(folder).st_mtime
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    return True
+    except (psutil.AccessDenied, OSError):
+        return True  # cannot tell: keep it
+    return started <= made + 1.0  # create_time is rounded to the clock tick
 
 
 def remove_staging(model_dir: str) -> list[str]:
@@ -110,7 +119,8 @@ def remove_staging(model_dir: str) -> list[str]:
 
     Args:
         model_dir: `<serving_dir>/<model_name>`; another pipeline may push to the same serving folder,
-            so only this model's folder is looked at, and a folder whose pid is alive is kept.
+            so only this model's folder is looked at, and a folder whose process is alive is kept (a
+            live pid that started after the folder was made is a reused pid: that folder goes).
 
     Returns:
         The removed paths.
@@ -120,8 +130,8 @@ def remove_staging(model_dir: str) -> list[str]:
     removed = []
     for name in sorted(os.listdir(model_dir)):
         match = _STAGING.match(name)
-        if match and not _pid_alive(int(match.group(1))):
-            path = os.path.join(model_dir, name)
+        path = os.path.join(model_dir, name)
+        if match and not _staging_owner_alive(int(match.group(1)), path):
             _remove(path)
             removed.append(path)
     return removed

@@ -20,6 +20,7 @@ def finish_run(
     seconds: float,
     log_file: str,
     stream: TextIO,
+    inputs=None,
 ) -> RunSummary:
     """Prints the summary block and writes the run's report, `last_run.json` and `<root>/runs/<run id>.json`.
 
@@ -33,6 +34,8 @@ def finish_run(
         seconds: how long the run took.
         log_file: the run's full log.
         stream: where the summary goes.
+        inputs: `pipelines.history.records.read_inputs(resolved)` taken as the run started (the spec text and
+            data files it read; default: read now, leaving out a data file that is gone).
 
     Returns:
         The run's summary.
@@ -52,5 +55,5 @@ def finish_run(
             summary=summary.to_dict(),
         ),
     )
-    save_run(resolved, run_id, summary.to_dict(), current_fingerprint, seconds, log_file)
+    save_run(resolved, run_id, summary.to_dict(), current_fingerprint, seconds, log_file, inputs)
     return summary

@@ -272,6 +272,7 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
     from tfx.dsl.compiler import compiler
 
     from pipelines.compiler import compile_pipeline
+    from pipelines.history.records import read_inputs
     from pipelines.report import RunReporter
     from pipelines.runners import beam_overheads
     from pipelines.runners.console import echoing
@@ -295,6 +296,7 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
         if recovered:
             print(recovered.describe(), file=stream, flush=True)
         current = run_fingerprint(resolved)
+        inputs = read_inputs(resolved)  # the spec text and data files this run reads, for its record
         staging = tempfile.mkdtemp(prefix="beam-package-")  # the run's one wheel, for a remote runner
         args = with_project_package(beam_args(resolved), staging)
         print(
@@ -330,5 +332,5 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
             shutil.rmtree(staging, ignore_errors=True)
         seconds = time.perf_counter() - started
         connection = tfx_pipeline.metadata_connection_config
-        finish_run(resolved, run_id, connection, observer.results, reporter, current, seconds, log_file, stream)
+        finish_run(resolved, run_id, connection, observer.results, reporter, current, seconds, log_file, stream, inputs)
         return states_after(resolved.metadata_path, before)

@@ -33,10 +33,14 @@ def run_on_target(resolved, target: str) -> int:
         )
         return 2
     from pipelines.runners.local import ComponentFailed
+    from pipelines.runners.metadata_file import MetadataUnreadable
     from pipelines.targets.beam import run_beam
 
     try:
         states = run_beam(resolved)
+    except MetadataUnreadable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     except ComponentFailed as error:  # worded as the local target words it
         cause = str(error.__cause__).strip() or type(error.__cause__).__name__
         print(f"error: Run failed at {error.component_id}: {cause}\nFull log: {error.log_file}", file=sys.stderr)
@@ -52,7 +56,7 @@ def _cmd_compile(args) -> int:
     from pipelines.api import load
     from pipelines.targets import compile_target
 
-    resolved = load(args.spec)
+    resolved = load(args.spec, target=args.target)  # every check is for the target being compiled
     from pipelines.targets.kubeflow import KubeflowRootError
 
     try:

@@ -13,15 +13,13 @@ def states_after(metadata_path: str, after_id: int) -> dict[str, str]:
     """Node id -> state name of the executions with id above `after_id`, in execution order."""
     import os
 
-    from ml_metadata import metadata_store
     from ml_metadata.proto import metadata_store_pb2
+
+    from pipelines.runners.metadata_file import open_metadata
 
     if not os.path.exists(metadata_path):
         return {}
-    config = metadata_store_pb2.ConnectionConfig()
-    config.sqlite.filename_uri = metadata_path
-    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
-    store = metadata_store.MetadataStore(config)
+    store = open_metadata(metadata_path, readonly=True)
     names = metadata_store_pb2.Execution.State.Name
     result = {}
     for execution in sorted(store.get_executions(), key=lambda e: e.id):

@@ -1,6 +1,8 @@
 """The `ui` web app: a runs table, a page per run, lineage, a compare page and the run reports.
 
-Bound to 127.0.0.1 only. Every value from the data goes through jinja2 with
+Bound to 127.0.0.1 only, and answers only requests for its loopback names, on
+any port (`serving.server.host_check`, the model server's rule: a page on another
+site cannot reach it by DNS rebinding). Every value from the data goes through jinja2 with
 autoescape; the pages load nothing from the network (no CDN, styles inline),
 and a Content-Security-Policy header keeps it that way. An unknown run or path
 is a 404 page, any other error a 500 page with one line: never a traceback.
@@ -19,7 +21,10 @@ from aiohttp import web
 
 from pipelines.history.mlmd_runs import RootError
 from pipelines.history.select import RunNotFound
+from pipelines.runners.metadata_file import MetadataUnreadable
 from pipelines.ui.pages import RunSource
+from serving.server.host_check import host_allowed
+from serving.server.http_log import ConnectionErrorLog
 
 __all__ = ["make_app", "serve", "resolve_file"]
 
@@ -107,7 +112,7 @@ async def _errors(request: web.Request, handler) -> web.StreamResponse:
         )
     except web.HTTPException:
         raise
-    except (RootError, OSError) as error:
+    except (RootError, MetadataUnreadable, OSError) as error:
         response = _render(request, "error.html", 500, title="Cannot read the runs", message=str(error))
     except Exception as error:  # noqa: BLE001 - one line in the page, the traceback in the log
         logging.exception("ui: %s failed", request.path)
@@ -118,16 +123,49 @@ async def _errors(request: web.Request, handler) -> web.StreamResponse:
     return response
 
 
-def make_app(root: str) -> web.Application:
+def _host_guard(bound: str):
+    """A middleware answering 403 with one line to a request whose `Host` is not one of `bound`'s names."""
+
+    @web.middleware
+    async def guard(request: web.Request, handler) -> web.StreamResponse:
+        header = request.headers.get("Host")
+        if host_allowed(header, bound):
+            return await handler(request)
+        return web.Response(
+            status=403,
+            text=(
+                f"Refused: this server answers its own loopback names only. Expected Host localhost, 127.0.0.1 or "
+                f"[::1]. Received: Host {(header or '')[:100]!r}. Open http://127.0.0.1:<port>/ as the ui printed it.\n"
+            ),
+            headers={"X-Content-Type-Options": "nosniff"},
+        )
+
+    return guard
+
+
+def _server_log() -> ConnectionErrorLog:
+    """aiohttp's `logger`: a malformed request is one `ui: ...` line on stderr, never a traceback."""
+    log = logging.getLogger("pipelines.ui.server")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("ui: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+    return ConnectionErrorLog(log)
+
+
+def make_app(root: str, bound: str = "127.0.0.1") -> web.Application:
     """The web app for the runs of `root`.
 
     Args:
         root: a pipeline root holding `metadata.sqlite`.
+        bound: the address it is served on; on loopback, requests naming another host are refused (403).
 
     Returns:
         An aiohttp application.
     """
-    app = web.Application(middlewares=[_errors])
+    app = web.Application(middlewares=[_host_guard(bound), _errors])
     app[_SOURCE] = RunSource(root)
     app[_TEMPLATES] = _templates()
     app.router.add_get("/", _runs)
@@ -139,7 +177,7 @@ def make_app(root: str) -> web.Application:
 
 
 async def _serve(root: str, port: int) -> None:
-    runner = web.AppRunner(make_app(root), access_log=None)
+    runner = web.AppRunner(make_app(root, "127.0.0.1"), access_log=None, logger=_server_log())
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()

@@ -9,13 +9,14 @@ __all__ = ["add_ui_command"]
 
 def _cmd_ui(args) -> int:
     from pipelines.history.commands import root_of
-    from pipelines.history.mlmd_runs import RootError, metadata_path
+    from pipelines.history.mlmd_runs import RootError, open_store
+    from pipelines.runners.metadata_file import MetadataUnreadable
     from pipelines.ui.app import serve
 
     try:
         root = root_of(args.root)
-        metadata_path(root)
-    except RootError as error:
+        open_store(root)  # a missing or broken metadata.sqlite is one line now, not a 500 page per request
+    except (RootError, MetadataUnreadable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     try:

@@ -13,7 +13,7 @@ import time
 import pytest
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
-from pipelines.runners.recovery import KILLED_REASON, recover_killed_run
+from pipelines.runners.recovery import KILLED_REASON, recover_killed_run, remove_staging
 from pipelines.spec import load_spec
 
 
@@ -74,6 +74,31 @@ def test_recovery_fails_running_executions_and_removes_only_their_leftovers(tmp_
     assert recovered.describe().startswith(
         f"Recovered from a killed run: marked 1 execution(s) failed in ML Metadata (ids {running})"
     )
+
+
+def test_a_staging_folder_whose_pid_was_reused_is_removed(tmp_path):
+    """A live pid whose process started after the folder was made is not the Pusher that made it."""
+    model_dir = tmp_path / "serving" / "model"
+    model_dir.mkdir(parents=True)
+    reused = model_dir / ".tmp-1795338268-PID"
+    ours = model_dir / f".tmp-1795338269-{os.getpid()}"
+    ours.mkdir()
+    hour_ago = time.time() - 3600
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # started after the folders
+    try:
+        reused = reused.with_name(f".tmp-1795338268-{process.pid}")
+        reused.mkdir()
+        os.utime(reused, (hour_ago, hour_ago))
+        left_by_it = model_dir / f".tmp-1795338270-{process.pid}"
+        left_by_it.mkdir()  # made after the process started: it may be its own
+
+        removed = remove_staging(str(model_dir))
+    finally:
+        process.kill()
+        process.wait()
+
+    assert removed == [str(reused)]
+    assert ours.is_dir() and left_by_it.is_dir() and not reused.exists()
 
 
 def test_recovery_on_a_clean_root_does_nothing(tmp_path, taxi_sample_csv):

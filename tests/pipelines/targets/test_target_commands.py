@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
 
@@ -66,5 +67,61 @@ def test_a_local_run_of_an_object_store_root_is_refused_and_writes_nothing(taxi_
     )
 
     assert completed.returncode == 2
-    assert "pipeline.root: a local run keeps ML Metadata (a SQLite file) and logs under the root." in completed.stderr
+    assert (
+        "pipeline.root: the local target keeps ML Metadata (a SQLite file) and logs under the root" in completed.stderr
+    )
+    assert "Traceback" not in completed.stderr
     assert os.listdir(tmp_path) == ["spec.yaml"]
+
+
+@pytest.mark.parametrize("kubeflow", [{}, {"vertex_region": "us-central1", "vertex_project": "my-project"}])
+def test_compile_for_kubeflow_checks_the_root_for_kubeflow_not_the_spec_target(taxi_sample_csv, tmp_path, kubeflow):
+    """No `orchestrator.target` (so local) and a gs:// root: `--target kubeflow` is what is checked."""
+    orchestrator = {"kubeflow": kubeflow} if kubeflow else {}
+    spec_file = write_spec(
+        tmp_path / "spec.yaml", taxi_spec(taxi_sample_csv, "gs://bucket/taxi", orchestrator=orchestrator)
+    )
+
+    completed = cli("compile", spec_file, "--target", "kubeflow", "--output", str(tmp_path / "out"))
+
+    assert completed.returncode == 0, completed.stderr
+    assert {"pipeline.yaml", "vertex_pipeline_job.json"} <= set(os.listdir(tmp_path / "out"))
+    job = json.loads((tmp_path / "out" / "vertex_pipeline_job.json").read_text())
+    assert job["runtimeConfig"]["gcsOutputDirectory"].startswith("gs://bucket/taxi/")
+
+
+@pytest.mark.parametrize("target", ["local", "beam", "airflow"])
+def test_compile_for_a_target_with_local_metadata_refuses_an_object_store_root(taxi_sample_csv, tmp_path, target):
+    """`orchestrator.target: kubeflow` in the spec does not let `--target local|beam|airflow` take a gs:// root."""
+    spec = taxi_spec(taxi_sample_csv, "gs://bucket/taxi", orchestrator={"target": "kubeflow"})
+    spec_file = write_spec(tmp_path / "spec.yaml", spec)
+
+    completed = cli("compile", spec_file, "--target", target, "--output", str(tmp_path / "out"))
+
+    assert completed.returncode == 2, completed.stderr
+    assert f"pipeline.root: the {target} target keeps ML Metadata (a SQLite file)" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_compile_for_kubeflow_checks_the_schedule_for_kubeflow(taxi_sample_csv, tmp_path):
+    """`L` is valid cron for the local and airflow targets; compiled for kubeflow, it is refused."""
+    spec = taxi_spec(taxi_sample_csv, "gs://bucket/taxi", orchestrator={"schedule": "0 3 L * *"})
+    spec_file = write_spec(tmp_path / "spec.yaml", spec)
+
+    completed = cli("compile", spec_file, "--target", "kubeflow", "--output", str(tmp_path / "out"))
+
+    assert completed.returncode == 2, completed.stderr
+    assert "Kubeflow Pipelines' and Vertex AI's schedulers do not accept" in completed.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_compile_for_beam_checks_the_spec_for_beam_not_its_kubeflow_target(taxi_sample_csv, tmp_path):
+    """A kubeflow spec's local root is what the beam target takes."""
+    spec = taxi_spec(taxi_sample_csv, str(tmp_path / "run"), orchestrator={"target": "kubeflow"})
+    spec_file = write_spec(tmp_path / "spec.yaml", spec)
+
+    completed = cli("compile", spec_file, "--target", "beam", "--output", str(tmp_path / "out"))
+
+    assert completed.returncode == 0, completed.stderr
+    assert os.listdir(tmp_path / "out") == ["pipeline_ir.json"]

@@ -1,4 +1,4 @@
-"""Installs the framework's packages: pipelines, components, serving.
+"""Installs the framework's packages: pipelines, components, serving, compat.
 
 Exact dependency versions are pinned in requirements.lock (see the README);
 `make setup` installs from it. The ranges below say what the code needs.
@@ -11,7 +11,7 @@ setup(
     version="0.1.0",
     description="Declarative TFX pipelines: one YAML file from raw data to TensorFlow Serving.",
     python_requires=">=3.10,<3.11",
-    packages=find_packages(include=["pipelines*", "components*", "serving*"]),
+    packages=find_packages(include=["pipelines*", "components*", "serving*", "compat*"]),
     package_data={"pipelines": ["examples/*.yaml", "report/templates/*.j2", "ui/templates/*.html"]},
     install_requires=[
         "tfx==1.16.0",

@@ -37,6 +37,7 @@ COPY pyproject.toml ./
 COPY pipelines ./pipelines
 COPY components ./components
 COPY serving ./serving
+COPY compat ./compat
 ENV PYTHONPATH=/app
 RUN python -c "import sys; assert sys.version_info[:2] == (3, 10); import pipelines.cli, components.trainer.run_fn"
 

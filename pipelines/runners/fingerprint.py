@@ -34,7 +34,7 @@ __all__ = [
     "max_execution_id",
 ]
 
-_PACKAGES = ("components", "pipelines")
+_PACKAGES = ("components", "pipelines", "compat")  # compat changes what the libraries do
 
 
 def _hash_tree(digest, folder: str) -> None:

@@ -33,7 +33,7 @@ def test_thresholds_come_back_when_the_block_raises():
 
 def test_the_run_command_runs_with_fewer_full_collections(monkeypatch, tmp_path):
     seen = []
-    monkeypatch.setattr(cli, "_load", lambda spec: spec)
+    monkeypatch.setattr(cli, "_load", lambda spec, target=None: spec)
     monkeypatch.setattr(cli, "_run_on", lambda resolved, args: seen.append(gc.get_threshold()[2]) or 0)
     assert cli.main(["run", str(tmp_path / "spec.yaml")]) == 0
     assert seen == [max(gc.get_threshold()[2], FULL_COLLECTION_EVERY)]

@@ -10,6 +10,8 @@ applies those replacements; rules look at the result.
 from __future__ import annotations
 
 import dataclasses
+import graphlib
+import heapq
 import re
 from typing import Optional
 
@@ -93,46 +95,51 @@ class Graph:
     def upstream(self, node: Node) -> set[str]:
         return {ref.step for ref in self.effective_wiring(node).values() if ref.step in self.nodes}
 
-    def find_cycle(self) -> Optional[list[str]]:
-        """One cycle as a list of node ids (first repeated at the end), or None."""
-        state: dict[str, str] = {}
-        stack: list[str] = []
+    def _sorter(self, *, readers_first: bool = False) -> graphlib.TopologicalSorter:
+        """The step graph for graphlib, nodes in declaration order.
 
-        def visit(node_id: str) -> Optional[list[str]]:
-            state[node_id] = "open"
-            stack.append(node_id)
-            for parent in sorted(self.upstream(self.nodes[node_id])):
-                if state.get(parent) == "open":
-                    cycle = stack[stack.index(parent) :] + [parent]
-                    return list(reversed(cycle))
-                if parent not in state:
-                    found = visit(parent)
-                    if found:
-                        return found
-            stack.pop()
-            state[node_id] = "done"
-            return None
-
+        By default a node comes after the steps it reads. With `readers_first` the edges are
+        reversed, so that graphlib's cycle search walks from each step to the steps it reads,
+        in sorted order: the walk (and so the cycle it names) the spec's authors see.
+        """
+        sorter: graphlib.TopologicalSorter = graphlib.TopologicalSorter()
         for node_id in self.nodes:
-            if node_id not in state:
-                found = visit(node_id)
-                if found:
-                    return found
+            sorter.add(node_id)
+        for node_id, node in self.nodes.items():
+            for producer in sorted(self.upstream(node)):
+                if readers_first:
+                    sorter.add(producer, node_id)
+                else:
+                    sorter.add(node_id, producer)
+        return sorter
+
+    def find_cycle(self) -> Optional[list[str]]:
+        """One cycle as a list of node ids, producers first (first repeated at the end), or None.
+
+        Which cycle, when there are several: the first that a walk from each node in
+        declaration order, through the steps it reads in sorted order, comes upon.
+        """
+        try:
+            self._sorter(readers_first=True).prepare()
+        except graphlib.CycleError as error:
+            return list(reversed(error.args[1]))
         return None
 
     def topological_order(self) -> list[str]:
-        """Node ids, producers first. Assumes no cycle (check `find_cycle` first)."""
+        """Node ids, producers first; among steps that are ready, the one declared first.
+
+        Raises:
+            graphlib.CycleError: the steps form a cycle (`check_graph` reports it first).
+        """
+        sorter = self._sorter()
+        sorter.prepare()
+        position = {node_id: index for index, node_id in enumerate(self.nodes)}
+        ready: list[tuple[int, str]] = []
         order: list[str] = []
-        done: set[str] = set()
-
-        def visit(node_id: str) -> None:
-            if node_id in done:
-                return
-            done.add(node_id)
-            for parent in sorted(self.upstream(self.nodes[node_id])):
-                visit(parent)
+        while sorter.is_active():
+            for node_id in sorter.get_ready():
+                heapq.heappush(ready, (position[node_id], node_id))
+            _, node_id = heapq.heappop(ready)
             order.append(node_id)
-
-        for node_id in self.nodes:
-            visit(node_id)
+            sorter.done(node_id)
         return order

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from pipelines.runners import retry
 from pipelines.runners.hooks import HookList
@@ -79,6 +81,33 @@ def _execution_state(connection_config, execution_id: int) -> int:
         return handle.store.get_executions_by_id([execution_id])[0].last_known_state
 
 
+def _launch_with_retries(
+    new_launcher: Callable[[], Any], node_id: str, policy: retry.RetryPolicy, on_retry: Callable[..., None]
+) -> Any:
+    """Launches a component until an attempt succeeds or `policy` runs out; returns the launch's info.
+
+    Each attempt gets a fresh launcher from `new_launcher()` and is logged; `on_retry(attempt=, error=)`
+    runs before the backoff. A `KeyboardInterrupt` is never retried.
+
+    Raises:
+        BaseException: the last attempt's error.
+    """
+    for attempt in retry.retrying(policy, before_retry=on_retry):
+        with attempt:
+            number = attempt.retry_state.attempt_number
+            component_launcher = new_launcher()
+            logging.info("Component %s is running (attempt %d).", node_id, number)
+            try:
+                with retry.time_limit(node_id, policy.timeout_seconds):
+                    return component_launcher.launch()
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no retry, `run_pipeline` handles it
+                raise
+            except BaseException:
+                logging.exception("Component %s failed (attempt %d).", node_id, number)
+                raise
+    raise AssertionError("unreachable: tenacity re-raises the last error")  # for type checkers
+
+
 def run_pipeline(
     tfx_pipeline,
     log_file: str,
@@ -88,8 +117,8 @@ def run_pipeline(
     """Compiles `tfx_pipeline` to IR and runs every node in topological order.
 
     `policies` gives components retries and time limits, by component id: a
-    failed attempt is retried `retries` times (hook `on_retry`), each attempt
-    stopped after `timeout_seconds`.
+    failed attempt is retried `retries` times (hook `on_retry`) after an
+    exponential backoff (`retry.retrying`), each attempt stopped after `timeout_seconds`.
 
     Raises:
         ComponentFailed: a component raised; earlier components' artifacts stay
@@ -129,8 +158,9 @@ def run_pipeline(
             current, step_started = node_id, time.perf_counter()
             hook_list.call("before_component", component_id=node_id, index=index, total=total)
             policy = retry.policy_for(policies, node_id)
-            for attempt in range(1, policy.retries + 2):
-                component_launcher = launcher.Launcher(
+
+            def new_launcher(pipeline_node=pipeline_node, node_id=node_id):  # one per attempt
+                return launcher.Launcher(
                     pipeline_node=pipeline_node,
                     mlmd_connection=metadata.Metadata(connection_config),
                     pipeline_info=ir.pipeline_info,
@@ -138,25 +168,18 @@ def run_pipeline(
                     executor_spec=runner_utils.extract_executor_spec(deployment_config, node_id),
                     custom_driver_spec=runner_utils.extract_custom_driver_spec(deployment_config, node_id),
                 )
-                logging.info("Component %s is running (attempt %d).", node_id, attempt)
-                try:
-                    with retry.time_limit(node_id, policy.timeout_seconds):
-                        info = component_launcher.launch()
-                    break
-                except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no retry, handled below
-                    raise
-                except BaseException as error:
-                    seconds = time.perf_counter() - step_started
-                    logging.exception("Component %s failed (attempt %d).", node_id, attempt)
-                    if attempt <= policy.retries and isinstance(error, Exception):
-                        hook_list.call(
-                            "on_retry", component_id=node_id, index=index, total=total, attempt=attempt, error=error
-                        )
-                        continue
-                    hook_list.call(
-                        "on_failure", component_id=node_id, index=index, total=total, seconds=seconds, error=error
-                    )
-                    raise ComponentFailed(node_id, error, log_file) from error
+
+            on_retry = functools.partial(hook_list.call, "on_retry", component_id=node_id, index=index, total=total)
+            try:
+                info = _launch_with_retries(new_launcher, node_id, policy, on_retry)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:
+                seconds = time.perf_counter() - step_started
+                hook_list.call(
+                    "on_failure", component_id=node_id, index=index, total=total, seconds=seconds, error=error
+                )
+                raise ComponentFailed(node_id, error, log_file) from error
             seconds = time.perf_counter() - step_started
             execution_id = getattr(info, "execution_id", None)
             step_status = "executed"

@@ -1,5 +1,10 @@
 """Retries and time limits for one component run in this process.
 
+Retries go through tenacity (`retrying`): `retries` more attempts after a
+failure, waiting `backoff_seconds` before the first retry and twice as long
+before each next one, up to `max_backoff_seconds`. Only an `Exception` is
+retried: Ctrl-C (`KeyboardInterrupt`) and `SystemExit` end the component at once.
+
 A time limit is enforced with SIGALRM, so it works in the main thread of the
 process (where `python -m pipelines run` runs components): the component gets
 a `ComponentTimeout` raised inside it when its time is up. Elsewhere (a
@@ -13,9 +18,11 @@ import dataclasses
 import logging
 import signal
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
-__all__ = ["RetryPolicy", "ComponentTimeout", "time_limit", "policies_from_spec", "policy_for"]
+import tenacity
+
+__all__ = ["RetryPolicy", "ComponentTimeout", "time_limit", "policies_from_spec", "policy_for", "retrying"]
 
 
 class ComponentTimeout(TimeoutError):
@@ -33,10 +40,16 @@ class ComponentTimeout(TimeoutError):
 
 @dataclasses.dataclass(frozen=True)
 class RetryPolicy:
-    """`retries` extra attempts after a failure; `timeout_seconds` per attempt (None: no limit)."""
+    """`retries` extra attempts after a failure; `timeout_seconds` per attempt (None: no limit).
+
+    Between attempts the wait starts at `backoff_seconds` and doubles, capped at
+    `max_backoff_seconds`; `backoff_seconds=0` retries at once.
+    """
 
     retries: int = 0
     timeout_seconds: float | None = None
+    backoff_seconds: float = 1.0
+    max_backoff_seconds: float = 30.0
 
 
 def policies_from_spec(orchestrator) -> dict[str, RetryPolicy]:
@@ -73,3 +86,33 @@ def time_limit(component_id: str, seconds: float | None) -> Iterator[None]:
 
 def policy_for(policies: Mapping[str, RetryPolicy] | None, component_id: str) -> RetryPolicy:
     return (policies or {}).get(component_id) or RetryPolicy()
+
+
+def retrying(policy: RetryPolicy, before_retry: Callable[..., None] | None = None) -> tenacity.Retrying:
+    """A tenacity `Retrying` that runs a callable under `policy` and re-raises its last error.
+
+    Args:
+        policy: How many attempts (`retries + 1`) and how long to wait between them.
+        before_retry: Called as `before_retry(attempt=..., error=...)` after a failed attempt that
+            will be retried, before the wait.
+
+    Returns:
+        The `Retrying`: call it (`retrying(policy)(launch)` returns what `launch()` returns), or
+        iterate it (`for attempt in retrying(policy): with attempt: ...`).
+
+    Example:
+        >>> retrying(RetryPolicy(retries=2, backoff_seconds=0))(lambda: "done")
+        'done'
+    """
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        if before_retry is not None:
+            before_retry(attempt=state.attempt_number, error=state.outcome.exception())
+
+    return tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(policy.retries + 1),
+        wait=tenacity.wait_exponential(multiplier=policy.backoff_seconds, max=policy.max_backoff_seconds),
+        retry=tenacity.retry_if_exception_type(Exception),
+        before_sleep=before_sleep,
+        reraise=True,
+    )

@@ -4,12 +4,18 @@ Service, HorizontalPodAutoscaler and the models volume claim.
 Object names come from `names.object_name` (DNS-1035 labels for any model
 name); the model name itself stays in the server config, the readiness probe
 path and the `yaml-tfx/model-name` annotation.
+
+Each object is built from the Kubernetes client's models (`kubernetes.client.V1...`)
+and returned as the API's JSON (`ApiClient().sanitize_for_serialization`): camelCase
+keys in the client's order, unset fields left out.
 """
 
 from __future__ import annotations
 
 import urllib.parse
 from typing import Any
+
+from kubernetes import client
 
 from serving.config import PROMETHEUS_PATH
 from serving.manifests.compose import (
@@ -30,12 +36,17 @@ def _labels(model_name: str) -> dict[str, str]:
     return {"app.kubernetes.io/name": "tfserving", "app.kubernetes.io/instance": instance_name(model_name)}
 
 
-def _metadata(model_name: str, suffix: str) -> dict[str, Any]:
-    return {
-        "name": object_name(model_name, suffix),
-        "labels": _labels(model_name),
-        "annotations": {MODEL_NAME_ANNOTATION: model_name},
-    }
+def _metadata(model_name: str, suffix: str) -> client.V1ObjectMeta:
+    return client.V1ObjectMeta(
+        name=object_name(model_name, suffix),
+        labels=_labels(model_name),
+        annotations={MODEL_NAME_ANNOTATION: model_name},
+    )
+
+
+def _as_dict(model: Any) -> dict[str, Any]:
+    """A client model as the API's JSON (what `kubectl apply` reads)."""
+    return client.ApiClient().sanitize_for_serialization(model)
 
 
 def config_map(model_name: str, files: dict[str, str]) -> dict[str, Any]:
@@ -48,7 +59,42 @@ def config_map(model_name: str, files: dict[str, str]) -> dict[str, Any]:
     Returns:
         The manifest as a dict.
     """
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata(model_name, "serving-config"), "data": files}
+    return _as_dict(
+        client.V1ConfigMap(
+            api_version="v1", kind="ConfigMap", metadata=_metadata(model_name, "serving-config"), data=files
+        )
+    )
+
+
+def _container(model_name: str, image: str) -> client.V1Container:
+    return client.V1Container(
+        name="tfserving",
+        image=image,
+        command=["tensorflow_model_server"],
+        args=server_args(),
+        ports=[
+            client.V1ContainerPort(name="grpc", container_port=GRPC_PORT),
+            client.V1ContainerPort(name="http", container_port=REST_PORT),
+        ],
+        readiness_probe=client.V1Probe(
+            http_get=client.V1HTTPGetAction(
+                path=f"/v1/models/{urllib.parse.quote(model_name, safe='')}", port=REST_PORT
+            ),
+            initial_delay_seconds=5,
+            period_seconds=5,
+            failure_threshold=3,
+        ),
+        liveness_probe=client.V1Probe(
+            tcp_socket=client.V1TCPSocketAction(port=GRPC_PORT), initial_delay_seconds=30, period_seconds=10
+        ),
+        resources=client.V1ResourceRequirements(
+            requests={"cpu": "1", "memory": "1Gi"}, limits={"cpu": "2", "memory": "2Gi"}
+        ),
+        volume_mounts=[
+            client.V1VolumeMount(name="config", mount_path=CONFIG_DIR, read_only=True),
+            client.V1VolumeMount(name="models", mount_path=MODELS_DIR, read_only=True),
+        ],
+    )
 
 
 def deployment(model_name: str, image: str, replicas: int) -> dict[str, Any]:
@@ -62,65 +108,43 @@ def deployment(model_name: str, image: str, replicas: int) -> dict[str, Any]:
     Returns:
         The manifest as a dict.
     """
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": _metadata(model_name, "serving"),
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": _labels(model_name)},
-            "template": {
-                "metadata": {
-                    "labels": _labels(model_name),
-                    "annotations": {
-                        "prometheus.io/scrape": "true",
-                        "prometheus.io/port": str(REST_PORT),
-                        "prometheus.io/path": PROMETHEUS_PATH,
-                    },
-                },
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "tfserving",
-                            "image": image,
-                            "command": ["tensorflow_model_server"],
-                            "args": server_args(),
-                            "ports": [
-                                {"name": "grpc", "containerPort": GRPC_PORT},
-                                {"name": "http", "containerPort": REST_PORT},
-                            ],
-                            "readinessProbe": {
-                                "httpGet": {
-                                    "path": f"/v1/models/{urllib.parse.quote(model_name, safe='')}",
-                                    "port": REST_PORT,
-                                },
-                                "initialDelaySeconds": 5,
-                                "periodSeconds": 5,
-                                "failureThreshold": 3,
-                            },
-                            "livenessProbe": {
-                                "tcpSocket": {"port": GRPC_PORT},
-                                "initialDelaySeconds": 30,
-                                "periodSeconds": 10,
-                            },
-                            "resources": {
-                                "requests": {"cpu": "1", "memory": "1Gi"},
-                                "limits": {"cpu": "2", "memory": "2Gi"},
-                            },
-                            "volumeMounts": [
-                                {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True},
-                                {"name": "models", "mountPath": MODELS_DIR, "readOnly": True},
-                            ],
-                        }
-                    ],
-                    "volumes": [
-                        {"name": "config", "configMap": {"name": object_name(model_name, "serving-config")}},
-                        {"name": "models", "persistentVolumeClaim": {"claimName": object_name(model_name, "models")}},
-                    ],
-                },
+    pod = client.V1PodTemplateSpec(
+        metadata=client.V1ObjectMeta(
+            labels=_labels(model_name),
+            annotations={
+                "prometheus.io/scrape": "true",
+                "prometheus.io/port": str(REST_PORT),
+                "prometheus.io/path": PROMETHEUS_PATH,
             },
-        },
-    }
+        ),
+        spec=client.V1PodSpec(
+            containers=[_container(model_name, image)],
+            volumes=[
+                client.V1Volume(
+                    name="config",
+                    config_map=client.V1ConfigMapVolumeSource(name=object_name(model_name, "serving-config")),
+                ),
+                client.V1Volume(
+                    name="models",
+                    persistent_volume_claim=client.V1PersistentVolumeClaimVolumeSource(
+                        claim_name=object_name(model_name, "models")
+                    ),
+                ),
+            ],
+        ),
+    )
+    return _as_dict(
+        client.V1Deployment(
+            api_version="apps/v1",
+            kind="Deployment",
+            metadata=_metadata(model_name, "serving"),
+            spec=client.V1DeploymentSpec(
+                replicas=replicas,
+                selector=client.V1LabelSelector(match_labels=_labels(model_name)),
+                template=pod,
+            ),
+        )
+    )
 
 
 def service(model_name: str) -> dict[str, Any]:
@@ -132,18 +156,20 @@ def service(model_name: str) -> dict[str, Any]:
     Returns:
         The manifest as a dict.
     """
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": _metadata(model_name, "serving"),
-        "spec": {
-            "selector": _labels(model_name),
-            "ports": [
-                {"name": "grpc", "port": GRPC_PORT, "targetPort": GRPC_PORT},
-                {"name": "http", "port": REST_PORT, "targetPort": REST_PORT},
-            ],
-        },
-    }
+    return _as_dict(
+        client.V1Service(
+            api_version="v1",
+            kind="Service",
+            metadata=_metadata(model_name, "serving"),
+            spec=client.V1ServiceSpec(
+                selector=_labels(model_name),
+                ports=[
+                    client.V1ServicePort(name="grpc", port=GRPC_PORT, target_port=GRPC_PORT),
+                    client.V1ServicePort(name="http", port=REST_PORT, target_port=REST_PORT),
+                ],
+            ),
+        )
+    )
 
 
 def hpa(model_name: str, min_replicas: int, max_replicas: int = 10, cpu_percent: int = 70) -> dict[str, Any]:
@@ -158,26 +184,27 @@ def hpa(model_name: str, min_replicas: int, max_replicas: int = 10, cpu_percent:
     Returns:
         The manifest as a dict.
     """
-    return {
-        "apiVersion": "autoscaling/v2",
-        "kind": "HorizontalPodAutoscaler",
-        "metadata": _metadata(model_name, "serving"),
-        "spec": {
-            "scaleTargetRef": {
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "name": object_name(model_name, "serving"),
-            },
-            "minReplicas": min_replicas,
-            "maxReplicas": max(max_replicas, min_replicas),
-            "metrics": [
-                {
-                    "type": "Resource",
-                    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": cpu_percent}},
-                }
-            ],
-        },
-    }
+    cpu = client.V2MetricSpec(
+        type="Resource",
+        resource=client.V2ResourceMetricSource(
+            name="cpu", target=client.V2MetricTarget(type="Utilization", average_utilization=cpu_percent)
+        ),
+    )
+    return _as_dict(
+        client.V2HorizontalPodAutoscaler(
+            api_version="autoscaling/v2",
+            kind="HorizontalPodAutoscaler",
+            metadata=_metadata(model_name, "serving"),
+            spec=client.V2HorizontalPodAutoscalerSpec(
+                scale_target_ref=client.V2CrossVersionObjectReference(
+                    api_version="apps/v1", kind="Deployment", name=object_name(model_name, "serving")
+                ),
+                min_replicas=min_replicas,
+                max_replicas=max(max_replicas, min_replicas),
+                metrics=[cpu],
+            ),
+        )
+    )
 
 
 def pvc(model_name: str, size: str = "10Gi") -> dict[str, Any]:
@@ -190,9 +217,13 @@ def pvc(model_name: str, size: str = "10Gi") -> dict[str, Any]:
     Returns:
         The manifest as a dict.
     """
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": _metadata(model_name, "models"),
-        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": size}}},
-    }
+    return _as_dict(
+        client.V1PersistentVolumeClaim(
+            api_version="v1",
+            kind="PersistentVolumeClaim",
+            metadata=_metadata(model_name, "models"),
+            spec=client.V1PersistentVolumeClaimSpec(
+                access_modes=["ReadWriteMany"], resources=client.V1ResourceRequirements(requests={"storage": size})
+            ),
+        )
+    )

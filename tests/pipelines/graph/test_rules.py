@@ -173,3 +173,24 @@ def test_a_pusher_without_a_blessing_is_an_error():
     assert problems[0].message.endswith("Add `model_blessing: Evaluator.blessing` under `inputs`.")
     gated = _pusher({"model": Ref("Trainer", "model"), "model_blessing": Ref("Evaluator", "blessing")})
     assert _only(_graph(trainer, evaluator, gated)) == []
+
+
+def _plain(node_id: str, *reads: str) -> Node:
+    return Node(node_id, {r: Port("Examples") for r in reads}, {"out": "Examples"}, {r: Ref(r, "out") for r in reads})
+
+
+def test_topological_order_keeps_declaration_order_where_the_wiring_allows():
+    graph = _graph(_plain("A"), _plain("B", "A"), _plain("C", "A"), _plain("D", "B", "C"))
+    assert graph.topological_order() == ["A", "B", "C", "D"]
+
+    late_producer = _graph(_plain("Reader", "Gen"), _plain("Other"), _plain("Gen"))
+    assert late_producer.topological_order() == ["Other", "Gen", "Reader"]
+
+
+def test_find_cycle_names_the_cycle_producers_first():
+    graph = _graph(_plain("A", "C"), _plain("B", "A"), _plain("C", "B"), _plain("D", "C"))
+    cycle = graph.find_cycle()
+    assert cycle[0] == cycle[-1] and sorted(cycle[:-1]) == ["A", "B", "C"]
+    assert all(producer in graph.upstream(graph.nodes[reader]) for producer, reader in zip(cycle, cycle[1:]))
+    assert _graph(_plain("Self", "Self")).find_cycle() == ["Self", "Self"]
+    assert _graph(_plain("A"), _plain("B", "A")).find_cycle() is None

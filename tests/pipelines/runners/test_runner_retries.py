@@ -17,7 +17,7 @@ from tfx.types.standard_artifacts import Examples
 
 from pipelines.runners.fingerprint import max_execution_id
 from pipelines.runners.local import ComponentFailed, run_pipeline
-from pipelines.runners.retry import ComponentTimeout, RetryPolicy
+from pipelines.runners.retry import ComponentTimeout, RetryPolicy, retrying
 from pipelines.targets.mlmd_states import states_after as executions_after
 
 
@@ -128,6 +128,45 @@ def test_a_rerun_resumes_at_the_failed_component_with_the_rest_from_cache(tmp_pa
     run_pipeline(small_pipeline(tmp_path, failures=0), str(tmp_path / "run2.log"))
 
     assert executions_after(metadata_path, before) == {"Produce": "CACHED", "Flaky": "COMPLETE", "Consume": "COMPLETE"}
+
+
+def _failing(times: int, error: BaseException):
+    calls = []
+
+    def launch():
+        calls.append(len(calls) + 1)
+        if len(calls) <= times:
+            raise error
+        return "launched"
+
+    return launch, calls
+
+
+def test_retries_wait_with_a_doubling_capped_backoff():
+    launch, calls = _failing(4, RuntimeError("planned"))
+    waits, retried = [], []
+    policy = RetryPolicy(retries=4, backoff_seconds=1, max_backoff_seconds=3)
+    retrier = retrying(policy, before_retry=lambda attempt, error: retried.append((attempt, str(error))))
+
+    assert retrier.copy(sleep=waits.append)(launch) == "launched"
+    assert calls == [1, 2, 3, 4, 5]
+    assert waits == [1, 2, 3, 3]
+    assert retried == [(1, "planned"), (2, "planned"), (3, "planned"), (4, "planned")]
+
+
+def test_the_last_error_is_raised_when_retries_run_out():
+    launch, calls = _failing(5, RuntimeError("planned"))
+    with pytest.raises(RuntimeError, match="planned"):
+        retrying(RetryPolicy(retries=2, backoff_seconds=0))(launch)
+    assert calls == [1, 2, 3]
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), SystemExit(1)], ids=["ctrl-c", "exit"])
+def test_an_interrupt_is_never_retried(error):
+    launch, calls = _failing(1, error)
+    with pytest.raises(type(error)):
+        retrying(RetryPolicy(retries=3, backoff_seconds=0))(launch)
+    assert calls == [1]
 
 
 def _flaky_states(root) -> list[str]:

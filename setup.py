@@ -27,6 +27,8 @@ setup(
         "pyarrow",  # ExampleGen's fast CSV path
         "google-crc32c",  # its TFRecord framing
         "kubeflow-training==1.7.0",  # the multi-worker Trainer's TFJob (works with TFX's kubernetes<27)
+        "kubernetes",  # manifests built from the client's models (the version TFX pins)
+        "tenacity",  # component retries with backoff
     ],
     extras_require={
         "dev": ["pytest", "ruff"],

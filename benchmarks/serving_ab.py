@@ -100,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
             qps = {}
             for name, server in order:
                 answer = None if name == FLOOR else expected
-                qps[name] = serving_load._load(server, protocol, args.concurrency, args.seconds, expected=answer)["qps"]
+                qps[name] = serving_load.load_cell(server, protocol, args.concurrency, args.seconds, expected=answer)[
+                    "qps"
+                ]
             cycles.append(qps)
             print(
                 f"cycle {cycle + 1}/{args.cycles}: "

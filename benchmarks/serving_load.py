@@ -559,7 +559,7 @@ def _h2load(server, concurrency: int, duration: float, expected: np.ndarray | No
     return {"qps": result.qps, "latencies": result.latencies, "errors": result.total - result.succeeded}
 
 
-def _load(
+def load_cell(
     server,
     protocol: str,
     concurrency: int,
@@ -748,7 +748,7 @@ def main(argv: list[str] | None = None) -> int:
                 for protocol in protocols:
                     for c in args.concurrency:
                         answer = None if mode == FLOOR else expected
-                        cell = _load(
+                        cell = load_cell(
                             server,
                             protocol,
                             c,

@@ -19,6 +19,23 @@ Each entry in a library's module says:
 
 Checks are lazy: importing `compat` imports no library (the up-to-date check runs
 before TensorFlow or TFX is imported).
+
+What is here (pinned version; entries):
+- `compat.tfx` (tfx 1.16.0): `beam_dag` (BeamDagRunner's node DoFn and helpers),
+  `transform` (the TransformProcessor swap, `_CreateTFXIO`), `example_gen`
+  (`_ParsedCsvToTfExample`), `executor_stack` (the running executor's
+  `output_dict` and context), `resolver` (the Kubeflow baseline strategy swap),
+  `airflow` (pip dependencies, the component launcher).
+- `compat.beam` (apache-beam 2.74.0): `dofn_specs`, `state_cache`, `runners`
+  (local workers' command, the default runner), `dask_runner` (the DaskRunner
+  translation; `compat/beam_dask.patch` is the fix to send upstream).
+- `compat.tfx_bsl` (tfx-bsl 1.16.1): a TFExampleRecord reading another source.
+- `compat.tfma` (tensorflow-model-analysis 0.47.1): `fast_combiners`.
+- `compat.tensorflow` (tensorflow 2.16.2): session callables without Python's feed
+  check, collective keys, deprecation silencing, op registry, AutoGraph rules.
+- `compat.keras` (tf-keras 2.16.0): compiled state, layer graph, attention sizes.
+- `compat.grpcio` (grpcio 1.85.1): `CallAcceptor`, Predict calls accepted by
+  several loops.
 """
 
 from __future__ import annotations

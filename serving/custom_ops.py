@@ -26,7 +26,8 @@ import os
 
 import tensorflow as tf
 from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2
-from tensorflow.python.framework import op_def_registry
+
+from compat import tensorflow as compat_tf
 
 __all__ = ["unregistered_ops", "register_ops_for", "register_ops_for_saved_model"]
 
@@ -40,7 +41,7 @@ def unregistered_ops(graph: meta_graph_pb2.MetaGraphDef) -> set[str]:
     ops = {node.op for node in graph.graph_def.node}
     for function in library.function:
         ops.update(node.op for node in function.node_def)
-    return {op for op in ops - functions if op_def_registry.get(op) is None}
+    return compat_tf.unregistered_ops(ops - functions)
 
 
 def register_ops_for(graph: meta_graph_pb2.MetaGraphDef) -> set[str]:

@@ -10,6 +10,8 @@ first `fit` call took 36 s before this rule and 7.7 s after it
 
 from __future__ import annotations
 
+from compat import tensorflow as compat_tf
+
 __all__ = ["skip_autograph_for_tf_keras"]
 
 _DONE = False
@@ -20,8 +22,5 @@ def skip_autograph_for_tf_keras() -> None:
     global _DONE
     if _DONE:
         return
-    from tensorflow.python.autograph.core import config
-
-    rule = config.DoNotConvert("tf_keras")
-    config.CONVERSION_RULES = (rule, *config.CONVERSION_RULES)
+    compat_tf.skip_autograph_for("tf_keras")
     _DONE = True

@@ -42,6 +42,7 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 from tfx_bsl.coders import csv_decoder
 
+from compat.tfx import example_gen as tfx_example_gen
 from components.common import columnar_copy
 from components.common.csv_dialect import CsvDialect
 from components.common.data_files import is_gzip, keep_data_files
@@ -254,7 +255,7 @@ class _CsvToExample(beam.PTransform):
             | "InferColumnTypes"
             >> beam.CombineGlobally(csv_decoder.ColumnTypeInferrer(column_names, skip_blank_lines=True))
         )
-        return cells | "ToTFExample" >> beam.ParDo(tfx_csv._ParsedCsvToTfExample(), column_infos)  # noqa: SLF001
+        return cells | "ToTFExample" >> beam.ParDo(tfx_example_gen.parsed_csv_to_tf_example(), column_infos)
 
 
 def _fast_path_plan(exec_properties: dict[str, Any], output_dict) -> tuple[list[str], fast_csv.SplitSpec] | None:
@@ -319,6 +320,8 @@ class Executor(tfx_csv.Executor):
     """
 
     def GetInputSourceToExamplePTransform(self) -> beam.PTransform:  # noqa: N802 - TFX's name
+        if not tfx_example_gen.fits():  # this TFX's CSV conversion is not the one ours builds on
+            return super().GetInputSourceToExamplePTransform()
         return _CsvToExample
 
     def Do(self, input_dict, output_dict, exec_properties) -> None:  # noqa: N802 - TFX's name

@@ -40,6 +40,7 @@ from typing import Optional
 import tensorflow as tf
 from absl import logging
 
+from compat import keras as compat_keras
 from components.trainer.gpu_monitor import GpuMonitor
 
 __all__ = [
@@ -119,12 +120,10 @@ def _element_bytes(tensor) -> int:
 
 def _attention_bytes(layer: tf.keras.layers.MultiHeadAttention) -> int:
     """Per example: q/k/v projections, attention scores and probabilities, and the per-head context."""
-    query, value = layer._query_shape, layer._value_shape  # noqa: SLF001 - set when the layer is built
+    query, value, heads, key_dim, value_dim = compat_keras.attention_sizes(layer)
     if query is None or value is None:
         return 0
     queries, keys = query[1] or 1, value[1] or 1
-    heads, key_dim = layer._num_heads, layer._key_dim  # noqa: SLF001
-    value_dim = layer._value_dim or key_dim  # noqa: SLF001
     elements = heads * (queries * key_dim + keys * key_dim + keys * value_dim)  # projections
     elements += 2 * heads * queries * keys  # scores and softmax probabilities
     elements += heads * queries * value_dim  # context before the output projection
@@ -132,12 +131,12 @@ def _attention_bytes(layer: tf.keras.layers.MultiHeadAttention) -> int:
 
 
 def _nodes(model: tf.keras.Model) -> Iterator:
-    for nodes in model._nodes_by_depth.values():  # noqa: SLF001 - the functional model's layer graph
+    for nodes in compat_keras.nodes_by_depth(model).values():  # the functional model's layer graph
         yield from nodes
 
 
 def _is_functional(model) -> bool:
-    return isinstance(model, tf.keras.Model) and hasattr(model, "_nodes_by_depth")
+    return compat_keras.nodes_by_depth(model) is not None
 
 
 def _graph_bytes(model: tf.keras.Model, inner: bool) -> int:
@@ -151,7 +150,7 @@ def _graph_bytes(model: tf.keras.Model, inner: bool) -> int:
             continue
         if not isinstance(layer, _VIEWS):
             total += sum(_element_bytes(t) for t in tf.nest.flatten(node.outputs))
-        for sublayer in layer._flatten_layers(include_self=True):  # noqa: SLF001 - attention inside custom blocks too
+        for sublayer in compat_keras.sublayers(layer):  # attention inside custom blocks too
             if isinstance(sublayer, tf.keras.layers.MultiHeadAttention):
                 total += _attention_bytes(sublayer)
     return total
@@ -167,7 +166,7 @@ def activation_bytes_per_example(model: tf.keras.Model) -> Optional[int]:
       The sum over the layer graph's outputs of elements x dtype size, with
       attention terms; None for a model without a layer graph.
     """
-    if not _is_functional(model) or not model._nodes_by_depth:  # noqa: SLF001
+    if not compat_keras.nodes_by_depth(model):
         return None
     return _graph_bytes(model, inner=False)
 

@@ -6,7 +6,8 @@ the artifacts in that `output_dict` are what TFX publishes to ML Metadata
 once `Do` returns, custom properties included. So the summary is set on the
 `model` artifact found in the calling `Do` frame, matched by its URI (the
 parent of `fn_args.serving_model_dir`). Outside a TFX executor (tests, the
-multi-worker entry point) nothing is found and nothing is set.
+multi-worker entry point) nothing is found and nothing is set. The stack walk
+is TFX-private: `compat.tfx.executor_stack`.
 
 The less magical alternative is a `GenericExecutor` subclass that reads
 `training_summary.json` after `run_fn` and sets the same properties.
@@ -14,10 +15,11 @@ The less magical alternative is a `GenericExecutor` subclass that reads
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Mapping
 from typing import Any, Optional
+
+from compat.tfx import executor_stack
 
 __all__ = ["find_model_artifact", "record_on_model_artifact"]
 
@@ -25,17 +27,9 @@ __all__ = ["find_model_artifact", "record_on_model_artifact"]
 def find_model_artifact(serving_model_dir: str) -> Optional[Any]:
     """The TFX `Model` artifact whose `Format-Serving` dir is `serving_model_dir`, from the caller's stack."""
     model_uri = os.path.normpath(os.path.dirname(serving_model_dir))
-    frame = inspect.currentframe()
-    try:
-        while frame is not None:
-            output_dict = frame.f_locals.get("output_dict")
-            if isinstance(output_dict, Mapping):
-                for artifact in output_dict.get("model", []):
-                    if os.path.normpath(getattr(artifact, "uri", "") or "") == model_uri:
-                        return artifact
-            frame = frame.f_back
-    finally:
-        del frame
+    for artifact in executor_stack.output_artifacts("model"):
+        if os.path.normpath(getattr(artifact, "uri", "") or "") == model_uri:
+            return artifact
     return None
 
 

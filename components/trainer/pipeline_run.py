@@ -4,7 +4,8 @@
 `BaseExecutor.Context` that holds the pipeline (`pipeline_info.id`) and the
 run (`pipeline_run_id`: the local runner's run id, the orchestrator's run
 elsewhere), and `GenericExecutor.Do` calls `run_fn` with that executor as
-`self` on the stack. As in `model_artifact.py`, the caller's stack is read;
+`self` on the stack. As in `model_artifact.py`, the caller's stack is read
+(`compat.tfx.executor_stack`, TFX keeps the context private);
 outside a TFX executor (tests, `python -m components.trainer.worker`) there
 is no run and the labels are empty.
 
@@ -15,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-import inspect
+from compat.tfx import executor_stack
 
 __all__ = ["pipeline_run_labels"]
 
@@ -26,23 +27,12 @@ def pipeline_run_labels() -> dict[str, str]:
     Returns:
         The labels found (a label is left out when TFX did not set it); {} outside a TFX executor.
     """
-    from tfx.dsl.components.base.base_executor import BaseExecutor
-
-    frame = inspect.currentframe()
-    try:
-        while frame is not None:
-            executor = frame.f_locals.get("self")
-            if isinstance(executor, BaseExecutor):
-                context = getattr(executor, "_context", None)  # TFX keeps it private; no public accessor
-                if context is None:
-                    return {}
-                labels = {}
-                if context.pipeline_info is not None and context.pipeline_info.id:
-                    labels["pipeline"] = context.pipeline_info.id
-                if context.pipeline_run_id:
-                    labels["run_id"] = context.pipeline_run_id
-                return labels
-            frame = frame.f_back
-    finally:
-        del frame
-    return {}
+    context = executor_stack.executor_context()
+    if context is None:
+        return {}
+    labels = {}
+    if context.pipeline_info is not None and context.pipeline_info.id:
+        labels["pipeline"] = context.pipeline_info.id
+    if context.pipeline_run_id:
+        labels["run_id"] = context.pipeline_run_id
+    return labels

@@ -26,6 +26,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 from absl import logging
 
+from compat import keras as compat_keras
 from components.common.autograph_rules import skip_autograph_for_tf_keras
 from components.trainer import checkpoints, export, input_pipeline, model_builder, model_inputs, precision, summary
 from components.trainer import strategy as strategy_lib
@@ -141,7 +142,7 @@ def _build_model(
     inputs = model_inputs.from_transform_output(config, tf_transform_output, sizes)  # with a user transform's extras
     model = model_builder.build_model(config, custom["model"], sizes, inputs, custom.get("label_scale"))
     model_builder.check_head(model, config)
-    if model._is_compiled:  # noqa: SLF001 - a user builder may compile its own model
+    if compat_keras.is_compiled(model):  # a user builder may compile its own model
         if options.gradient_accumulation_steps > 1:
             raise ValueError(
                 "`training.gradient_accumulation_steps` needs the Trainer to compile the model. Expected an "

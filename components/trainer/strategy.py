@@ -33,6 +33,8 @@ from typing import Any, Optional
 import tensorflow as tf
 from absl import logging
 
+from compat import tensorflow as compat_tf
+
 __all__ = [
     "STRATEGIES",
     "StrategyChoice",
@@ -227,10 +229,10 @@ def _mirrored(devices: Sequence[str]) -> tf.distribute.MirroredStrategy:
     base key, and TensorFlow's collective executor remembers instances by
     key: a second strategy in one process (a second `run_fn`, another
     pipeline) then hits "Shape mismatch in the collective instance". Moving
-    the base before each one is what TensorFlow's own tests do
-    (`strategy_combinations._mirrored_strategy_with_collective_key_base`).
+    the base before each one (`compat.tensorflow.separate_collective_keys`)
+    is what TensorFlow's own tests do.
     """
-    tf.distribute.MirroredStrategy._collective_key_base += 100_000
+    compat_tf.separate_collective_keys()
     return tf.distribute.MirroredStrategy(list(devices))
 
 

@@ -3,49 +3,50 @@
 TFX's Transform executor reads each split through a `TFExampleRecord` TFXIO
 (tfx_bsl), which decodes every tf.Example into Arrow with the schema. When the
 Examples artifact carries a complete columnar copy
-(`components/common/columnar_copy.py`), `ColumnarExampleRecord` gives the same
+(`components/common/columnar_copy.py`), `from_copy` gives a `TFExampleRecord` with the same
 record batches from the copy: each schema feature's column cast to the type
 the schema's decoder gives (`ArrowSchema()`), a feature the data lacks as
 nulls, as the decoder gives an example without it. Everything else (tensor
-representations, projection, the TF dataset path) is `TFExampleRecord`'s.
+representations, projection, the TF dataset path) is `TFExampleRecord`'s; the
+subclass that swaps the source lives in `compat.tfx_bsl` (it needs tfx_bsl's
+private `_ProjectImpl` and `_schema`).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import apache_beam as beam
 import pyarrow as pa
-from tfx_bsl.tfxio import tensor_representation_util, tf_example_record
+from tfx_bsl.tfxio import tf_example_record
 
+from compat import tfx_bsl as compat_tfx_bsl
 from components.common import columnar_copy
 
-__all__ = ["ColumnarExampleRecord", "from_copy"]
+__all__ = ["columnar_source", "from_copy", "is_columnar"]
 
 
-class ColumnarExampleRecord(tf_example_record.TFExampleRecord):
-    """A `TFExampleRecord` whose Beam source reads the columnar copy's `files` (record batches as decoded)."""
+def columnar_source(files: list[str]) -> Callable[[pa.Schema, int | None], beam.PTransform]:
+    """The Beam source of the columnar copy's `files`: record batches as the decoder with the schema gives them."""
 
-    def __init__(self, file_pattern, files: list[str], schema, telemetry_descriptors=None):
-        super().__init__(file_pattern=file_pattern, schema=schema, telemetry_descriptors=telemetry_descriptors)
-        self._files = list(files)
-
-    def BeamSource(self, batch_size: int | None = None) -> beam.PTransform:  # noqa: N802 - TFXIO's name
-        schema = self.ArrowSchema()
-
+    def source(schema: pa.Schema, batch_size: int | None) -> beam.PTransform:
         @beam.typehints.with_output_types(pa.RecordBatch)
         def read(pipeline):
             return (
                 pipeline
-                | "ListColumnarFiles" >> beam.Create(self._files)
+                | "ListColumnarFiles" >> beam.Create(list(files))
                 | "ReadColumnarFiles" >> beam.FlatMap(_read_conformed, schema, batch_size)
             )
 
         return beam.ptransform_fn(read)()
 
-    def _ProjectImpl(self, tensor_names):  # noqa: N802 - TFXIO's name
-        projected = tensor_representation_util.ProjectTensorRepresentationsInSchema(self._schema, tensor_names)
-        return ColumnarExampleRecord(self._file_pattern, self._files, projected, self.telemetry_descriptors)
+    return source
+
+
+def is_columnar(tfxio) -> bool:
+    """Whether `tfxio` reads a columnar copy (made by `from_copy`, or projected from one)."""
+    return compat_tfx_bsl.is_sourced_record(tfxio)
 
 
 def _read_conformed(path: str, schema: pa.Schema, batch_size: int | None):
@@ -78,12 +79,13 @@ def compatible(copy_schema: pa.Schema, schema: pa.Schema) -> bool:
     return True
 
 
-def from_copy(tfxio, file_pattern: str) -> ColumnarExampleRecord | None:
-    """A `ColumnarExampleRecord` standing in for `tfxio` (a `TFExampleRecord` of `<uri>/Split-<name>/*`), or None.
+def from_copy(tfxio, file_pattern: str):
+    """A `TFExampleRecord` reading the columnar copy, standing in for `tfxio` (of `<uri>/Split-<name>/*`), or None.
 
     None when `tfxio` is not a plain `TFExampleRecord` (raw records attached, another format),
-    when the artifact has no complete copy of the split, or when a column's type differs from
-    the schema's (the decoder would then fail, and so should the run, in TFX's words).
+    when the artifact has no complete copy of the split, when a column's type differs from
+    the schema's (the decoder would then fail, and so should the run, in TFX's words), or when
+    tfx_bsl's internals differ from what `compat.tfx_bsl` expects (TFX's own reader then).
     """
     if type(tfxio) is not tf_example_record.TFExampleRecord or tfxio.raw_record_column_name is not None:
         return None
@@ -96,4 +98,9 @@ def from_copy(tfxio, file_pattern: str) -> ColumnarExampleRecord | None:
         return None
     if not compatible(columnar_copy.read_schema(files[0]), tfxio.ArrowSchema()):
         return None
-    return ColumnarExampleRecord(file_pattern, files, tfxio._schema, tfxio.telemetry_descriptors)  # noqa: SLF001
+    schema = compat_tfx_bsl.example_record_schema(tfxio)
+    if schema is None:
+        return None
+    return compat_tfx_bsl.example_record_with_source(
+        file_pattern, schema, tfxio.telemetry_descriptors, columnar_source(files)
+    )

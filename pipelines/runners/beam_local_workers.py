@@ -13,7 +13,8 @@ it no pipeline options (so `--beam_plugins` is never read there).
 workers as `python -m pipelines.runners.beam_local_workers`, which installs
 the fixes and then runs Beam's own worker `main`. Select it with
 `--runner=pipelines.runners.beam_local_workers.LocalWorkersRunner`; in its
-other modes it is the FnApiRunner.
+other modes it is the FnApiRunner. The rewrite of Beam's worker command is
+`compat.beam.runners.use_worker_command` (a Beam internal).
 
 The worker also keeps its exit quiet: TensorFlow's `AtomicFunction.__del__`
 runs after the interpreter has torn down the modules it needs and prints a
@@ -27,12 +28,12 @@ from __future__ import annotations
 import shlex
 import sys
 
-from apache_beam.portability import python_urns
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+from compat.beam import runners
 
 __all__ = ["LocalWorkersRunner", "worker_command"]
 
-_BEAMS_WORKER = "apache_beam.runners.worker.sdk_worker_main"
 _QUIET_AT_EXIT = "AtomicFunction.__del__"
 
 
@@ -45,10 +46,7 @@ class LocalWorkersRunner(FnApiRunner):
     """The FnApiRunner, starting its worker processes through this module (see the module docstring)."""
 
     def run_via_runner_api(self, pipeline_proto, options):
-        beams_command = f"{sys.executable} -m {_BEAMS_WORKER}".encode()
-        for environment in pipeline_proto.components.environments.values():
-            if environment.urn == python_urns.SUBPROCESS_SDK and environment.payload == beams_command:
-                environment.payload = worker_command().encode()
+        runners.use_worker_command(pipeline_proto, worker_command())
         return super().run_via_runner_api(pipeline_proto, options)
 
 

@@ -5,7 +5,7 @@ component_id)` to each task, so TensorFlow and TFX are imported when a task
 runs, never when Airflow parses the DAG folder. The launch is TFX's own: the
 steps `AirflowDagRunner.run` takes for one component (temporary folder, pip
 dependencies, launcher lookup), then TFX's `airflow_component` launcher with
-the Airflow run id.
+the Airflow run id (both TFX-private: `compat.tfx.airflow`).
 """
 
 from __future__ import annotations
@@ -51,21 +51,18 @@ def run_component(spec_file: str, component_id: str, **context) -> None:
             f"{', '.join(by_id)}. Received: task id `{component_id}` (the spec changed after Airflow parsed the DAG). "
             "Let Airflow re-parse the DAG folder (`airflow dags reserialize`), then trigger a new run."
         )
-    from tfx.dsl.components.base import base_component
     from tfx.orchestration import data_types
-    from tfx.orchestration.airflow import airflow_component
     from tfx.orchestration.config import config_utils, pipeline_config
+
+    from compat.tfx import airflow as tfx_airflow
 
     pipeline_info = tfx_pipeline.pipeline_info
     tfx_pipeline.additional_pipeline_args.setdefault("tmp_dir", os.path.join(pipeline_info.pipeline_root, ".temp", ""))
-    if isinstance(component, base_component.BaseComponent):
-        # TFX-private, called as AirflowDagRunner.run calls it.
-        component._resolve_pip_dependencies(pipeline_info.pipeline_root)
+    tfx_airflow.resolve_pip_dependencies(component, pipeline_info.pipeline_root)  # as AirflowDagRunner.run does
     launcher_class, component_config = config_utils.find_component_launch_info(
         pipeline_config.PipelineConfig(), component
     )
-    # TFX-private: the function TFX's AirflowComponent operator binds to each task.
-    airflow_component._airflow_component_launcher(
+    tfx_airflow.launch_component(
         component=component,
         component_launcher_class=launcher_class,
         pipeline_info=pipeline_info,

@@ -238,14 +238,10 @@ def with_project_package(args: tuple[str, ...], staging_dir: str) -> tuple[str, 
 @contextlib.contextmanager
 def _orchestration_on_fn_api_runner():
     """BeamDagRunner builds its orchestration pipeline with `beam.Pipeline()`: run it on the FnApiRunner."""
-    from apache_beam.options.pipeline_options import StandardOptions
+    from compat.beam import runners
 
-    default = StandardOptions.DEFAULT_RUNNER
-    StandardOptions.DEFAULT_RUNNER = FN_API_RUNNER
-    try:
+    with runners.default_runner(FN_API_RUNNER):
         yield
-    finally:
-        StandardOptions.DEFAULT_RUNNER = default
 
 
 def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, str]:

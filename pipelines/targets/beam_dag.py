@@ -24,7 +24,8 @@ exists only once the upstream node has run; side inputs are complete before
 their consumer's stage starts). Where the graph is a chain, as the bundled
 pipelines' graphs are, the FnApiRunner fuses the whole chain into one stage.
 Partial runs (`run_options`), skipped nodes and snapshot dependencies are
-handled as TFX's `run_with_ir` handles them. Each DoFn carries only what it
+handled as TFX's `run_with_ir` handles them. The TFX-private pieces it reuses
+(BeamDagRunner's config helpers, `SignallingNodeDoFn`) are in `compat.tfx.beam_dag`. Each DoFn carries only what it
 reads: its node's platform config (`node_deployment_config`) and, for the node
 that takes a partial run's snapshot, the pipeline.
 
@@ -41,9 +42,12 @@ from typing import Any
 import apache_beam as beam
 from absl import logging
 from tfx.dsl.compiler import constants
-from tfx.orchestration.beam.beam_dag_runner import BeamDagRunner, PipelineNodeAsDoFn
+from tfx.orchestration.beam.beam_dag_runner import BeamDagRunner
 from tfx.orchestration.portable import partial_run_utils, runtime_parameter_utils
 from tfx.utils import telemetry_utils
+
+from compat.tfx import beam_dag as tfx_beam_dag
+from compat.tfx.beam_dag import SignallingNodeDoFn
 
 __all__ = ["NodeSignals", "signal_plan", "node_deployment_config", "SignallingNodeDoFn", "FusedBeamDagRunner"]
 
@@ -123,37 +127,27 @@ def node_deployment_config(deployment_config, node_id: str):
     return own
 
 
-@beam.typehints.with_input_types(Any)
-@beam.typehints.with_output_types(Any)
-class SignallingNodeDoFn(PipelineNodeAsDoFn):
-    """TFX's node DoFn that outputs its input element once the node has run: the signal for its downstream nodes."""
-
-    def process(self, element: Any, *signals):
-        """Runs the node (side input signals are complete before this is called), then outputs `element`."""
-        del signals  # upstream nodes' outputs: each holds one element once that node has run
-        logging.info("node %s is running.", self._node_id)
-        self._run_node()
-        logging.info("node %s is finished.", self._node_id)
-        yield element
-
-
 class FusedBeamDagRunner(BeamDagRunner):
     """TFX's IR-based BeamDagRunner, each node's signals laid out by `signal_plan` so that chains fuse."""
 
-    _PIPELINE_NODE_DO_FN_CLS = SignallingNodeDoFn
+    node_dofn_class = SignallingNodeDoFn  # what runs each node: a subclass overrides `run_node`
 
     def run_with_ir(self, pipeline, run_options=None) -> None:
         """As `BeamDagRunner.run_with_ir`: runs the pipeline (IR) as a Beam pipeline, one DoFn per node.
 
+        Where this TFX's BeamDagRunner is not the one `compat.tfx.beam_dag` was written against,
+        it is TFX's own `run_with_ir` (one log line).
+
         Raises:
             ValueError: `run_options` names no nodes to run from or to.
         """
+        if not tfx_beam_dag.fits():
+            return super().run_with_ir(pipeline, run_options)
         run_id = datetime.datetime.now().strftime("%Y%m%d-%H%M%S.%f")
         runtime_parameter_utils.substitute_runtime_parameter(
             pipeline, {constants.PIPELINE_RUN_ID_PARAMETER_NAME: run_id}
         )
-        deployment_config = self._extract_deployment_config(pipeline)
-        connection_config = self._connection_config_from_deployment_config(deployment_config)
+        deployment_config, connection_config = tfx_beam_dag.configs(self, pipeline)
         logging.info("Using deployment config:\n %s", deployment_config)
         logging.info("Using connection config:\n %s", connection_config)
         if run_options:
@@ -173,13 +167,14 @@ class FusedBeamDagRunner(BeamDagRunner):
                 for step in plan:
                     node_id = step.node_id
                     logging.info("Node %s waits for %s.", node_id, [u for u in (step.main, *step.side) if u])
-                    do_fn = self._PIPELINE_NODE_DO_FN_CLS(
+                    executor_spec, custom_driver_spec = tfx_beam_dag.node_specs(self, deployment_config, node_id)
+                    do_fn = self.node_dofn_class(
                         pipeline_node=step.node,
                         mlmd_connection_config=connection_config,
                         pipeline_info=pipeline.pipeline_info,
                         pipeline_runtime_spec=pipeline.runtime_spec,
-                        executor_spec=self._extract_executor_spec(deployment_config, node_id),
-                        custom_driver_spec=self._extract_custom_driver_spec(deployment_config, node_id),
+                        executor_spec=executor_spec,
+                        custom_driver_spec=custom_driver_spec,
                         deployment_config=node_deployment_config(deployment_config, node_id),
                         pipeline=pipeline if step.node.execution_options.run.perform_snapshot else None,
                     )

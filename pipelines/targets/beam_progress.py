@@ -27,7 +27,6 @@ import time
 from collections.abc import Iterator, Sequence
 
 from tfx.orchestration import metadata
-from tfx.orchestration.portable import launcher, partial_run_utils
 
 from pipelines.runners.hooks import HookList
 from pipelines.runners.local import ComponentResult
@@ -104,43 +103,27 @@ def _status(connection_config, execution_id: int | None) -> str:
 class HookedNodeDoFn(SignallingNodeDoFn):
     """TFX's node DoFn, with the run's hooks called around the launch (when this process runs the node)."""
 
-    def _launch(self):
-        """TFX's `PipelineNodeAsDoFn._run_node`, returning the launcher's execution info."""
-        platform_config = self._extract_platform_config(self._deployment_config, self._node_id)
-        if self._pipeline_node.execution_options.run.perform_snapshot:
-            with metadata.Metadata(self._mlmd_connection_config) as mlmd_handle:
-                partial_run_utils.snapshot(mlmd_handle, self._pipeline)
-        return launcher.Launcher(
-            pipeline_node=self._pipeline_node,
-            mlmd_connection=metadata.Metadata(self._mlmd_connection_config),
-            pipeline_info=self._pipeline_info,
-            pipeline_runtime_spec=self._pipeline_runtime_spec,
-            executor_spec=self._executor_spec,
-            platform_config=platform_config,
-            custom_driver_spec=self._custom_driver_spec,
-        ).launch()
-
-    def _run_node(self) -> None:
-        observer = _OBSERVERS.get(_run_id(self._pipeline_runtime_spec))
+    def run_node(self) -> None:
+        observer = _OBSERVERS.get(_run_id(self.pipeline_runtime_spec))
         if observer is None:  # a worker process of a remote orchestration: no hooks there
-            self._launch()
+            self.launch()
             return
-        index = observer.start(self._node_id)
+        index = observer.start(self.node_id)
         started = time.perf_counter()
         try:
-            info = self._launch()
+            info = self.launch()
         except BaseException as error:
-            observer.fail(self._node_id, index, time.perf_counter() - started, error)
+            observer.fail(self.node_id, index, time.perf_counter() - started, error)
             raise
         execution_id = getattr(info, "execution_id", None)
-        status = _status(self._mlmd_connection_config, execution_id)
-        observer.finish(self._node_id, index, status, time.perf_counter() - started, execution_id)
+        status = _status(self.mlmd_connection_config, execution_id)
+        observer.finish(self.node_id, index, status, time.perf_counter() - started, execution_id)
 
 
 class HookedBeamDagRunner(FusedBeamDagRunner):
     """TFX's IR-based BeamDagRunner (its graph laid out to fuse, see `beam_dag`), each node launched by `HookedNodeDoFn`."""
 
-    _PIPELINE_NODE_DO_FN_CLS = HookedNodeDoFn
+    node_dofn_class = HookedNodeDoFn
 
 
 def substitute_run_id(ir) -> str:

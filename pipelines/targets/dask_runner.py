@@ -2,7 +2,7 @@
 
 Each Beam-powered component sends its Beam pipeline to the Dask scheduler at
 `address` through Beam's DaskRunner (with the fixes in
-`pipelines.targets.dask_translation`); the scheduler's workers run it. All of
+`compat.beam.dask_runner`); the scheduler's workers run it. All of
 this project's Beam-powered components run there (ExampleGen, StatisticsGen,
 Transform, Evaluator; docs/orchestrators.md, "Dask"). Start a cluster on this machine with
 
@@ -15,7 +15,7 @@ project installed (`pip install -e .`) or on their `PYTHONPATH`.
 Example:
     >>> from pipelines.spec.orchestrator import BeamRunnerSpec, OrchestratorSpec
     >>> component_beam_args(OrchestratorSpec(beam=BeamRunnerSpec(runner="dask", address="127.0.0.1:8786")))[:2]
-    ('--runner=pipelines.targets.dask_translation.AllSinksDaskRunner', '--dask_client_address=127.0.0.1:8786')
+    ('--runner=compat.beam.dask_runner.AllSinksDaskRunner', '--dask_client_address=127.0.0.1:8786')
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ __all__ = [
     "check_scheduler",
 ]
 
-RUNNER = "pipelines.targets.dask_translation.AllSinksDaskRunner"
+RUNNER = "compat.beam.dask_runner.AllSinksDaskRunner"
 _INSTALL = "pip install dask distributed"
 
 

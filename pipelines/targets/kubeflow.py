@@ -126,6 +126,8 @@ def _builtin_baseline_strategy(tfx_pipeline) -> None:
     from tfx.dsl.components.common import resolver
     from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import LatestBlessedModelStrategy
 
+    from compat.tfx import resolver as tfx_resolver
+
     for node in tfx_pipeline.components:
         if isinstance(node, resolver.Resolver) and "candidate" in node.raw_inputs:
             builtin = resolver.Resolver(
@@ -134,10 +136,7 @@ def _builtin_baseline_strategy(tfx_pipeline) -> None:
                 model_blessing=node.raw_inputs["model_blessing"],
             )
             # Swapped in place: the Evaluator already holds this node's output channels.
-            node._strategy_class = builtin._strategy_class
-            node._raw_inputs = builtin._raw_inputs
-            node._input_dict = builtin._input_dict
-            node._output_dict.pop("candidate", None)
+            tfx_resolver.take_strategy_and_inputs(node, builtin, drop_output="candidate")
 
 
 def _retry_policies(job: dict, resolved: ResolvedSpec) -> None:
@@ -289,25 +288,24 @@ def _kfp_package(job: dict, resolved: ResolvedSpec) -> list[dict]:
 
 
 def _kubernetes_executor_config(placement) -> dict:
-    """kfp-kubernetes' KubernetesExecutorConfig (as JSON) for a GPU placement."""
+    """kfp-kubernetes' KubernetesExecutorConfig (as JSON) for a GPU placement.
+
+    Its node affinity terms and tolerations have the Kubernetes API's shape, so they are
+    built from the Kubernetes client's models (`V1NodeSelectorTerm`, `V1Toleration`).
+    """
+    from kubernetes import client
+
     config: dict = {}
     if placement.node_selector:
         config["nodeSelector"] = {"labels": dict(placement.node_selector)}
     if placement.node_affinity_values:
-        config["nodeAffinity"] = [
-            {
-                "matchExpressions": [
-                    {
-                        "key": placement.node_affinity_label,
-                        "operator": "In",
-                        "values": list(placement.node_affinity_values),
-                    }
-                ]
-            }
-        ]
+        requirement = client.V1NodeSelectorRequirement(
+            key=placement.node_affinity_label, operator="In", values=list(placement.node_affinity_values)
+        )
+        config["nodeAffinity"] = [client.V1NodeSelectorTerm(match_expressions=[requirement])]
     if placement.tolerations:
-        config["tolerations"] = [dict(t) for t in placement.tolerations]
-    return config
+        config["tolerations"] = [client.V1Toleration(**toleration) for toleration in placement.tolerations]
+    return client.ApiClient().sanitize_for_serialization(config)
 
 
 def _write_yaml_documents(path: str, documents: list[dict]) -> str:

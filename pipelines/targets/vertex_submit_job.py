@@ -57,6 +57,17 @@ def _init(args) -> None:
     aiplatform.init(**settings)
 
 
+def _dashboard_url(resource_name: str) -> str:
+    """The Cloud console page of a pipeline job (what aiplatform's private `PipelineJob._dashboard_uri` writes)."""
+    from google.cloud.aiplatform_v1 import PipelineServiceClient
+
+    fields = PipelineServiceClient.parse_pipeline_job_path(resource_name)
+    return (
+        f"https://console.cloud.google.com/vertex-ai/locations/{fields['location']}/pipelines/runs/"
+        f"{fields['pipeline_job']}?project={fields['project']}"
+    )
+
+
 def _schedule_settings(schedule_file: str) -> tuple[str, str, int]:
     """(cron, display name, max concurrent runs) from the compiled `vertex_schedule.json`."""
     from google.cloud.aiplatform_v1.types import CreateScheduleRequest
@@ -102,7 +113,7 @@ def submit(args) -> dict:
             )
             return {"schedule": schedule.resource_name, "cron": cron}
         job.submit(service_account=args.service_account, create_request_timeout=args.timeout)
-        return {"job": job.resource_name, "dashboard": job._dashboard_uri()}
+        return {"job": job.resource_name, "dashboard": _dashboard_url(job.resource_name)}
     except google.auth.exceptions.DefaultCredentialsError:
         raise VertexError(
             "no Google Cloud credentials. Expected Application Default Credentials for project "

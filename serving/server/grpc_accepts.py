@@ -22,10 +22,10 @@ calls from h2load, 2 CPUs, 2026-11-27): batching on 5,124 requests/s with
 grpc.aio's loop alone; 6,276 with one more request posted, 7,031 with 3,
 8,795 with 8, 8,826 with 16; batching off 1,750 -> 2,426 with 16.
 
-Those two functions and `AioServer._request_registered_call` are grpcio's
-private Cython API. The loops start only where they have the signatures of
-the grpcio pinned in requirements.lock (`unsupported_reason()`); elsewhere
-the server logs one line and serves through grpc.aio's loop alone.
+Accepting a call from the core and handing it to grpc.aio's per-call code
+needs grpcio's private Cython API: `compat.grpcio.CallAcceptor` holds it,
+with its check of the pinned grpcio's shape. Where that check fails, the
+server logs one line and serves through grpc.aio's loop alone.
 
 Example:
     accepts = ConcurrentAccepts.register(server, "pkg.Service", {"Method": handler})
@@ -41,34 +41,14 @@ from collections.abc import Mapping
 
 import grpc
 
-__all__ = ["ACCEPTS_IN_FLIGHT", "ConcurrentAccepts", "unsupported_reason"]
+from compat.grpcio import CallAcceptor
+
+__all__ = ["ACCEPTS_IN_FLIGHT", "ConcurrentAccepts"]
 
 log = logging.getLogger(__name__)
 
 # Requests posted per method besides grpc.aio's own (see the measurements above).
 ACCEPTS_IN_FLIGHT = 16
-
-# The private functions the loops call, with the parameters they take in the pinned grpcio.
-_CALLED = {
-    "_handle_rpc": ("method_name", "method_resolver", "interceptors", "rpc_state", "loop", "concurrency_exceeded"),
-    "_schedule_rpc_coro": ("rpc_coro", "rpc_state", "loop", "method_name"),
-}
-
-
-def unsupported_reason(server: grpc.aio.Server | None = None) -> str | None:
-    """Why the accept loops cannot run with this grpcio (None when they can)."""
-    from grpc._cython import cygrpc  # noqa: PLC0415 - private module, read only here
-
-    for name, parameters in _CALLED.items():
-        code = getattr(getattr(cygrpc, name, None), "__code__", None)
-        if code is None or code.co_varnames[: code.co_argcount] != parameters:
-            return f"grpc._cython.cygrpc.{name} is not the function of grpcio 1.85 (parameters {parameters})"
-    for owner, name in ((cygrpc, "_MethodResolver"), (cygrpc.AioServer, "_request_registered_call")):
-        if not hasattr(owner, name):
-            return f"{getattr(owner, '__name__', owner)}.{name} is missing"
-    if server is not None and not isinstance(getattr(server, "_server", None), cygrpc.AioServer):
-        return "the grpc.aio server does not hold a cygrpc.AioServer in `_server`"
-    return None
 
 
 class ConcurrentAccepts:
@@ -100,10 +80,7 @@ class ConcurrentAccepts:
         Where this grpcio is not the one the loops were written for, registers
         nothing and returns accepts whose `start()` does nothing.
         """
-        reason = unsupported_reason(server)
-        if reason is not None or count < 1:
-            if reason is not None:
-                log.warning("gRPC: one accept at a time per method (grpc.aio's own loop): %s", reason)
+        if count < 1 or not CallAcceptor.supported(server):  # logs one line where grpcio differs
             return cls(server, {}, 0)
         server.add_registered_method_handlers(service, dict(handlers))
         return cls(server, {f"/{service}/{name}": handler for name, handler in handlers.items()}, count)
@@ -117,26 +94,21 @@ class ConcurrentAccepts:
         """Starts the loops; call on the server's event loop, after `server.start()`."""
         if not self._methods:
             return
-        from grpc._cython import cygrpc  # noqa: PLC0415 - private module, checked by unsupported_reason
-
         loop = asyncio.get_running_loop()
-        resolver = cygrpc._MethodResolver([], self._methods)
+        acceptor = CallAcceptor(self._server, self._methods)
         for method in self._methods:
             for _ in range(self._count):
-                self._loops.append(loop.create_task(self._accept(cygrpc, loop, resolver, method)))
+                self._loops.append(loop.create_task(self._accept(acceptor, loop, method)))
 
-    async def _accept(self, cygrpc, loop: asyncio.AbstractEventLoop, resolver, method: str) -> None:
-        core = self._server._server
-        method_bytes = method.encode()
-        while core.is_running():
+    async def _accept(self, acceptor: CallAcceptor, loop: asyncio.AbstractEventLoop, method: str) -> None:
+        while acceptor.serving():
             try:
-                rpc_state = await core._request_registered_call(method_bytes)
+                call = await acceptor.accept(method)
             except Exception:  # noqa: BLE001 - the core refuses requests once the server shuts down
-                if core.is_running():
+                if acceptor.serving():
                     log.exception("gRPC accept loop for %s stopped; grpc.aio's own loop still serves it", method)
                 return
             self.accepted += 1
-            call = cygrpc._handle_rpc(method, resolver, (), rpc_state, loop, False)
-            task = loop.create_task(cygrpc._schedule_rpc_coro(call, rpc_state, loop, method))
+            task = acceptor.serve(method, call, loop)
             self._calls.add(task)
             task.add_done_callback(self._calls.discard)

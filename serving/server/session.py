@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import config_pb2, meta_graph_pb2
-from tensorflow.python.util import deprecation
 
+from compat import tensorflow as compat_tf
 from serving.errors import InvalidArgument, Unimplemented, message
 from serving.savedmodel import SERVE_TAG
 
@@ -68,7 +68,7 @@ def load_session(path: Path) -> tf.compat.v1.Session:
     session = tf.compat.v1.Session(graph=graph, config=SESSION_CONFIG)
     try:
         # The loader's deprecation notice ("use tf.saved_model.load") is for training code, not for a server.
-        with graph.as_default(), deprecation.silence():
+        with graph.as_default(), compat_tf.silence_deprecation():
             tf.compat.v1.saved_model.loader.load(session, [SERVE_TAG], str(path))
     except BaseException:
         session.close()
@@ -115,13 +115,13 @@ class SessionSignature:
                 )
             )
             return
-        options = config_pb2.CallableOptions(
+        # Session.run and make_callable check feed shapes in Python; the C++
+        # callable, like TensorFlow Serving's Session::Run, does not.
+        self._callable = compat_tf.make_callable_from_options(
+            session,
             feed=[signature_def.inputs[alias].name for alias in self._inputs],
             fetch=[signature_def.outputs[alias].name for alias in self._outputs],
         )
-        # Session.run and make_callable check feed shapes in Python; the C++
-        # callable, like TensorFlow Serving's Session::Run, does not.
-        self._callable = session._make_callable_from_options(options)  # noqa: SLF001
         self._session = session  # the callable needs the session alive
 
     def __call__(self, **feeds: np.ndarray) -> Mapping[str, np.ndarray]:

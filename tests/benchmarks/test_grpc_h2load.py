@@ -79,7 +79,7 @@ def floor_server():
 def test_h2load_against_the_floor_server_counts_every_call(floor_server):
     before = floor_server.grpc_counts()["OK"]
 
-    result = serving_load._load(floor_server, serving_load.GRPC_CLIENTS["h2load"], concurrency=4, duration=0.3)
+    result = serving_load.load_cell(floor_server, serving_load.GRPC_CLIENTS["h2load"], concurrency=4, duration=0.3)
 
     assert result["errors"] == 0 and result["qps"] > 0
     assert 0 < len(result["latencies"]) and all(0 < s < 1 for s in result["latencies"])

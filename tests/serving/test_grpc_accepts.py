@@ -11,6 +11,8 @@ import tensorflow as tf
 from serving_helpers import MODEL, logit
 from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
+import compat
+from compat import grpcio as compat_grpcio
 from serving.server import grpc_accepts
 from serving.server.grpc_accepts import ACCEPTS_IN_FLIGHT
 
@@ -35,8 +37,8 @@ def _predict_concurrently(address: str, calls: int) -> list[float]:
 
 def test_the_pinned_grpcio_has_what_the_accept_loops_call(server):
     # A grpcio upgrade that changes these private functions fails here, not silently slower.
-    assert grpc_accepts.unsupported_reason() is None
-    assert grpc_accepts.unsupported_reason(server._grpc) is None
+    assert compat_grpcio.unsupported_reason() is None
+    assert compat_grpcio.unsupported_reason(server._grpc) is None
     assert server.grpc_accepts.running == ACCEPTS_IN_FLIGHT
 
 
@@ -85,8 +87,9 @@ def test_the_loops_end_when_the_server_stops(make_server, model_dir, caplog):
 
 
 def test_where_grpcio_differs_predict_is_served_by_grpc_aio_alone(make_server, model_dir, monkeypatch, caplog):
-    monkeypatch.setitem(grpc_accepts._CALLED, "_handle_rpc", ("generic_handlers", "rpc_state", "loop"))
-    with caplog.at_level(logging.WARNING, logger=grpc_accepts.__name__):
+    monkeypatch.setitem(compat_grpcio._CALLED, "_handle_rpc", ("generic_handlers", "rpc_state", "loop"))
+    monkeypatch.setattr(compat, "_warned", set())  # the fallback's one line is logged once per process
+    with caplog.at_level(logging.WARNING, logger="compat"):
         server = make_server(model_dir)
     assert any("grpc.aio's own loop" in r.getMessage() and "_handle_rpc" in r.getMessage() for r in caplog.records)
     answers = _predict_concurrently(server.grpc_address, 32)

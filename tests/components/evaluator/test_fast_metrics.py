@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import numpy as np
 import pytest
 import tensorflow_model_analysis as tfma
 from tensorflow_model_analysis.metrics import metric_specs, metric_types, metric_util
 
+import compat
+from compat.tfma import fast_combiners
 from components.evaluator import fast_metrics
 from components.evaluator.eval_config import EvaluationRequest, build_eval_config
 
@@ -105,7 +108,7 @@ def test_plain_examples_skip_tfmas_general_path_and_unusual_ones_take_it(monkeyp
     metric = _instance(class_name, config, fast=True)
     computations = metric.computations(eval_config=CONFIG, model_names=[""], output_names=[""], sub_keys=[None])
     combiners = [c.combiner for c in computations if isinstance(c, metric_types.MetricComputation)]
-    assert combiners and all(type(c).__module__ == fast_metrics.__name__ for c in combiners)
+    assert combiners and all(type(c).__module__ == fast_combiners.__name__ for c in combiners)
     monkeypatch.setattr(metric_util, "to_label_prediction_example_weight", counting)
     for combiner in combiners:
         if hasattr(combiner, "_extract_label_prediction_and_weight"):
@@ -146,7 +149,7 @@ def test_plain_examples_skip_tfmas_general_path_and_unusual_ones_take_it(monkeyp
     ],
 )
 def test_the_plain_case_is_recognised_and_nothing_else(inputs, zero_or_one, expected):
-    pair = fast_metrics.plain_label_and_score(inputs, PREDICTION_KEY, zero_or_one=zero_or_one)
+    pair = fast_combiners.plain_label_and_score(inputs, PREDICTION_KEY, zero_or_one=zero_or_one)
     if expected is None:
         assert pair is None
     else:
@@ -204,7 +207,7 @@ def test_a_candidate_and_its_baseline_each_get_tfmas_numbers(class_name, config,
     plain = [c.combiner._plain for c in computations if isinstance(c, metric_types.MetricComputation)]
     assert sorted(plain) == [("baseline", "scores"), ("candidate", PREDICTION_KEY)]
     for model_name, prediction_key in plain:  # and each example is read by the fast path
-        assert all(fast_metrics.plain_label_and_score(e, prediction_key, True, model_name) for e in examples)
+        assert all(fast_combiners.plain_label_and_score(e, prediction_key, True, model_name) for e in examples)
 
 
 def _batches(examples: list, size: int) -> list:
@@ -294,3 +297,18 @@ def test_batches_of_a_candidate_and_its_baseline_give_tfmas_numbers(class_name, 
     assert {key.model_name for key in ours} == set(models)
     if class_name != "CalibrationPlot":  # its score sums: to rounding, as above
         assert str(ours) == str(theirs)
+
+
+def test_where_tfma_lacks_the_private_combiners_the_metrics_stay_tfmas_own(monkeypatch, caplog):
+    monkeypatch.setattr(compat, "_warned", set())  # the fallback's one line is logged once per process
+    caplog.set_level(logging.WARNING, logger="compat")
+    monkeypatch.setattr(fast_combiners, "_MATRIX_COMBINER", None)
+    assert fast_combiners.shape_problem() is not None
+    config = tfma.EvalConfig(
+        model_specs=[tfma.ModelSpec(label_key="label")],
+        metrics_specs=[tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name="AUC")])],
+    )
+    fast_metrics.use_fast_metrics(config)
+    assert (config.metrics_specs[0].metrics[0].class_name, config.metrics_specs[0].metrics[0].module) == ("AUC", "")
+    assert not fast_metrics.batched_metrics(config)
+    assert len(caplog.records) == 1

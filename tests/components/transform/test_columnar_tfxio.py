@@ -61,7 +61,7 @@ def _tfx_and_ours(uri: str, schema, split: str = "train"):
     pattern = os.path.join(uri, f"Split-{split}", "*")
     tfx = tf_example_record.TFExampleRecord(file_pattern=pattern, schema=schema)
     ours = columnar_tfxio.from_copy(tfx, pattern)
-    assert isinstance(ours, columnar_tfxio.ColumnarExampleRecord)
+    assert columnar_tfxio.is_columnar(ours)
     return tfx, ours
 
 
@@ -82,7 +82,7 @@ def test_projection_keeps_reading_the_copy(taxi):
     uri, schema = taxi
     tfx, ours = _tfx_and_ours(uri, schema)
     projected = ours.Project(["fare", "company"])
-    assert isinstance(projected.projected, columnar_tfxio.ColumnarExampleRecord)  # tfx_bsl wraps the projection
+    assert columnar_tfxio.is_columnar(projected.projected)  # tfx_bsl wraps the projection
     assert projected.ArrowSchema() == tfx.Project(["fare", "company"]).ArrowSchema()
     assert _read(projected).column_names == ["company", "fare"]
 

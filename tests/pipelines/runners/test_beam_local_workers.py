@@ -36,7 +36,7 @@ def test_its_worker_process_runs_with_beams_dofn_check_replaced():
     with beam.Pipeline(options=PipelineOptions(list(direct_multiprocessing_args(workers=1)))) as pipeline:
         found = pipeline | beam.Create([os.getpid()]) | beam.Map(where_am_i)
         # Another process, with `get_dofn_specs` from our module rather than Beam's.
-        assert_that(found, equal_to([(True, "pipelines.runners.beam_dofn_specs")]))
+        assert_that(found, equal_to([(True, "compat.beam.dofn_specs")]))
 
 
 def test_a_worker_drops_only_tensorflows_exit_noise():

@@ -1,4 +1,4 @@
-"""Beam's DoFn state-and-timer check, remembered per class (pipelines/runners/beam_dofn_specs.py)."""
+"""Beam's DoFn state-and-timer check, remembered per class (compat/beam/dofn_specs.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms import userstate
 from apache_beam.transforms.core import CallableWrapperDoFn
 
-from pipelines.runners import beam_dofn_specs, beam_overheads
+from compat.beam import dofn_specs as beam_dofn_specs
+from pipelines.runners import beam_overheads
 
 COUNT = userstate.ReadModifyWriteStateSpec("count", VarIntCoder())
 TIMER = userstate.TimerSpec("flush", userstate.TimeDomain.WATERMARK)
@@ -85,3 +86,26 @@ def test_a_stateful_pipeline_runs_with_it_installed(beams_own):
     with beam.Pipeline("FnApiRunner") as pipeline:
         counted = pipeline | beam.Create([("a", 1), ("a", 2), ("b", 3)]) | beam.ParDo(CountPerKey())
         assert_that(counted | beam.Filter(lambda kv: kv[1] == 2) | beam.Keys(), equal_to(["a"]))
+
+
+def test_its_shape_check_passes_on_the_pinned_beam():
+    assert beam_dofn_specs.shape_problem() is None
+
+
+def test_a_differing_beam_keeps_its_own_function_with_one_log_line(monkeypatch, caplog):
+    import compat
+
+    monkeypatch.setattr(beam_dofn_specs, "_installed", False)
+    monkeypatch.setattr(compat, "_warned", set())
+
+    def get_dofn_specs(dofn, extra):  # a Beam whose function changed its parameters
+        raise AssertionError("not called")
+
+    monkeypatch.setattr(userstate, "get_dofn_specs", get_dofn_specs)
+    caplog.set_level("WARNING", logger="compat")
+    assert beam_dofn_specs.install() is False
+    assert userstate.get_dofn_specs is get_dofn_specs
+    assert [r.getMessage() for r in caplog.records] == [
+        "compat: compat.beam.dofn_specs falls back to the library's own behaviour: "
+        "userstate.get_dofn_specs takes ['dofn', 'extra'], expected ['dofn']"
+    ]

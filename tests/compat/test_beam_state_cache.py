@@ -1,4 +1,4 @@
-"""Beam's state cache weighed without the module walk (pipelines/runners/beam_state_cache.py)."""
+"""Beam's state cache weighed without the module walk (compat/beam/state_cache.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pyarrow as pa
 import pytest
 from apache_beam.runners.worker import statecache
 
-from pipelines.runners import beam_state_cache
+import compat
+from compat.beam import state_cache as beam_state_cache
 
 
 class _Row:
@@ -52,9 +53,19 @@ def test_install_puts_it_where_the_cache_looks():
     assert beam_state_cache.install() is True  # again: nothing changes
 
 
-def test_an_unexpected_beam_keeps_its_own(monkeypatch):
+def test_its_shape_check_passes_on_the_pinned_beam():
+    assert beam_state_cache.shape_problem() is None
+
+
+def test_an_unexpected_beam_keeps_its_own(monkeypatch, caplog):
     monkeypatch.setattr(beam_state_cache, "_installed", False)
+    monkeypatch.setattr(compat, "_warned", set())
     monkeypatch.delattr(statecache, "_filter_func")
     before = statecache.get_deep_size
+    caplog.set_level("WARNING", logger="compat")
     assert beam_state_cache.install() is False
     assert statecache.get_deep_size is before
+    assert [r.getMessage() for r in caplog.records] == [
+        "compat: compat.beam.state_cache falls back to the library's own behaviour: "
+        "apache_beam.runners.worker.statecache has no _filter_func"
+    ]

@@ -1,7 +1,24 @@
 """Beam 2.74's DaskRunner, with the translation fixes TFX's Beam pipelines need (see `AllSinksDaskRunner`).
 
+What: a fork of Beam's Dask translation (`apache_beam/runners/dask/`): its own
+visitor and ParDo translation, built on Beam's private `common._OutputHandler`,
+`dask.overrides._Read`, `DaskOptions._extract_bag_kwargs` and a side input's
+`_view_options()` / `_window_mapping_fn`, as Beam's own translation uses them.
+
+Why: Beam 2.74's DaskRunner computes only the last sink, translates no
+`Read`, drops `finish_bundle`'s outputs and the output tags, recomputes side
+inputs inside every task and leaves its client open; TFX's pipelines hit all
+five. Beam has no hook to replace a translation, hence the fork. The fixes,
+as a patch to send upstream: `compat/beam_dask.patch`.
+
+Pinned: apache-beam `compat.beam.PINNED`. Shape check (`ENTRY`, made when a pipeline
+runs): the private names above exist, `_OutputHandler` takes the keyword
+arguments used here, and the translation table and helpers of
+`transform_evaluator` are there; otherwise `AllSinksDaskRunner` runs the
+pipeline as Beam's own DaskRunner does (one log line).
+
 Selected by `orchestrator.beam: {runner: dask}` through `pipelines.targets.dask_runner`,
-which imports this module only then: it needs `dask` and `distributed`.
+which names this module only then: it needs `dask` and `distributed`.
 """
 
 from __future__ import annotations
@@ -20,10 +37,46 @@ from apache_beam.transforms.sideinputs import SideInputMap
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
+import compat
+
 # A bounded source is read in bundles of about this many bytes, one Dask partition each.
 _BUNDLE_BYTES = 64 * 2**20
 
-__all__ = ["AllSinksDaskRunner"]
+__all__ = ["ENTRY", "AllSinksDaskRunner", "shape_problem"]
+
+ENTRY = "compat.beam.dask_runner"
+_HANDLER_ARGUMENTS = (
+    "window_fn",
+    "main_receivers",
+    "tagged_receivers",
+    "per_element_output_counter",
+    "output_batch_converter",
+    "process_yields_batches",
+    "process_batch_yields_elements",
+)
+_EVALUATOR_NAMES = ("DaskBagOp", "ParDo", "Flatten", "NoOp", "OneReceiver", "TRANSLATIONS", "get_windowed_value")
+
+
+def shape_problem() -> str | None:
+    """None when Beam's Dask translation has the pieces this fork builds on, else what differs."""
+    from apache_beam.pvalue import AsSideInput
+
+    missing = [name for name in _EVALUATOR_NAMES if not hasattr(transform_evaluator, name)]
+    if missing:
+        return f"apache_beam.runners.dask.transform_evaluator has no {', '.join(missing)}"
+    receivers = transform_evaluator.OneReceiver()
+    try:  # a Cython class: its signature cannot be read, so one is built as `_run_bundle` builds it
+        arguments = {**dict.fromkeys(_HANDLER_ARGUMENTS), "main_receivers": receivers[None]}
+        _OutputHandler(**{**arguments, "tagged_receivers": receivers, "process_yields_batches": False})
+    except TypeError as error:
+        return f"apache_beam.runners.common._OutputHandler differs: {error}"
+    if not callable(getattr(DaskOptions, "_extract_bag_kwargs", None)):
+        return "DaskOptions has no `_extract_bag_kwargs`"
+    if not callable(getattr(AsSideInput, "_view_options", None)):
+        return "AsSideInput has no `_view_options`"
+    if "client" not in {field.name for field in dataclasses.fields(DaskRunnerResult)}:
+        return "DaskRunnerResult has no `client`"
+    return None
 
 
 @dataclasses.dataclass
@@ -176,7 +229,7 @@ class _DaskVisitor(PipelineVisitor):
         # initialisation ran again for each, leaving `beam-temp-*` folders in the artifacts).
         side_inputs = [
             (
-                (type(side), side._view_options(), side._window_mapping_fn),  # noqa: SLF001 - as Beam's visitor does
+                (type(side), side._view_options(), side._window_mapping_fn),  # as Beam's visitor does
                 self._bag_of(side.pvalue),
             )
             for side in node.side_inputs
@@ -207,11 +260,13 @@ class AllSinksDaskRunner(DaskRunner):
     """
 
     def run_pipeline(self, pipeline, options):
+        if not compat.check_shape(ENTRY, shape_problem):
+            return super().run_pipeline(pipeline, options)
         import dask.distributed as ddist
         from apache_beam.runners.dask.overrides import dask_overrides
 
         dask_options = options.view_as(DaskOptions).get_all_options(drop_default=True, current_only=True)
-        bag_kwargs = DaskOptions._extract_bag_kwargs(dask_options)  # noqa: SLF001 - Beam's own parser
+        bag_kwargs = DaskOptions._extract_bag_kwargs(dask_options)  # Beam's own parser
         client = ddist.Client(**dask_options)
         pipeline.replace_all(dask_overrides())
         visitor = _DaskVisitor(bag_kwargs)

@@ -1,36 +1,60 @@
 """Beam's state-and-timer check of a DoFn, worked out once per DoFn class instead of per bundle processor.
 
-Each time Beam's SDK worker builds a bundle processor (every stage of every
-component's Beam pipeline), it calls `userstate.get_dofn_specs` twice per
+What: replaces `apache_beam.transforms.userstate.get_dofn_specs` (module
+attribute, read by Beam's SDK worker at each call) with `dofn_specs`, which
+gives Beam's own answer, remembered per DoFn class and method functions.
+
+Why: each time Beam's SDK worker builds a bundle processor (every stage of
+every component's Beam pipeline), it calls `userstate.get_dofn_specs` twice per
 DoFn: that wraps every method of the DoFn in a `MethodWrapper`, which reads
 its signature with `inspect`. In a py-spy profile of a taxi run (2026-11-26,
 `py-spy record --format raw -- python -m pipelines run`) this was 11.7% of
-the samples that were not waiting.
+the samples that were not waiting. Beam has no option or hook to cache it.
 
 The answer depends only on the functions behind the DoFn's methods (their
 parameters' default values name the state and timer specs), so it is kept
 per DoFn class and those functions. DoFns whose class answers the question
 itself (`_inspect_<method>`, as Beam's wrappers of plain callables do, per
 instance) and DoFns whose check raises are worked out every time, by Beam.
-`install` swaps the function in only when Beam has the piece it was written
-against.
+
+Pinned: apache-beam `compat.beam.PINNED`. Shape check (`ENTRY`): `userstate.get_dofn_specs`
+is a function of one parameter `dofn`; otherwise Beam keeps its own (one log line).
 """
 
 from __future__ import annotations
 
-import logging
+import inspect
 import threading
 import types
 import weakref
 from typing import Any
 
-__all__ = ["install", "dofn_specs"]
+import compat
+
+__all__ = ["ENTRY", "install", "dofn_specs", "shape_problem"]
+
+ENTRY = "compat.beam.dofn_specs"
 
 _installed = False
 _lock = threading.Lock()
 # DoFn class -> {(method name, function), ...} -> (state specs, timer specs)
 _known: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _beams_own = None
+
+
+def shape_problem(userstate=None) -> str | None:
+    """None when Beam's `userstate.get_dofn_specs` is the function this entry was written against, else what differs."""
+    if userstate is None:
+        from apache_beam.transforms import userstate
+    own = getattr(userstate, "get_dofn_specs", None)
+    if own is dofn_specs:
+        return None
+    if not callable(own):
+        return "apache_beam.transforms.userstate has no function `get_dofn_specs`"
+    parameters = list(inspect.signature(own).parameters)
+    if parameters != ["dofn"]:
+        return f"userstate.get_dofn_specs takes {parameters}, expected ['dofn']"
+    return None
 
 
 def _methods(dofn: Any) -> tuple | None:
@@ -67,7 +91,7 @@ def dofn_specs(dofn: Any) -> tuple[set, set]:
 
 
 def install() -> bool:
-    """Makes Beam use `dofn_specs` in this process; returns whether it does."""
+    """Makes Beam use `dofn_specs` in this process; returns whether it does (False: Beam keeps its own)."""
     global _installed, _beams_own
     if _installed:
         return True
@@ -75,8 +99,7 @@ def install() -> bool:
         from apache_beam.transforms import userstate
     except ImportError:
         return False
-    if not callable(getattr(userstate, "get_dofn_specs", None)):
-        logging.info("Beam's DoFn state check is not the one expected: left as it is.")
+    if not compat.check_shape(ENTRY, lambda: shape_problem(userstate)):
         return False
     _beams_own = userstate.get_dofn_specs
     userstate.get_dofn_specs = dofn_specs

@@ -1,0 +1,83 @@
+"""compat.tfma: the pinned TFMA has what each entry reads; where it differs, the entry falls back."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import tensorflow_model_analysis as tfma
+from tensorflow_model_analysis.metrics import calibration_plot, confusion_matrix_metrics, metric_types
+
+import compat
+from compat import tfma as compat_tfma
+from compat.tfma import fast_combiners
+
+CONFIG = tfma.EvalConfig(model_specs=[tfma.ModelSpec(label_key="label", prediction_key="probability")])
+
+
+class _FastAUC(fast_combiners.FastCombiners, confusion_matrix_metrics.AUC):
+    pass
+
+
+class _FastCalibrationPlot(fast_combiners.FastCombiners, calibration_plot.CalibrationPlot):
+    pass
+
+
+@pytest.fixture
+def fresh_warnings(monkeypatch, caplog):
+    """Each fallback's line is logged once per process: start from none logged, and capture them."""
+    monkeypatch.setattr(compat, "_warned", set())
+    caplog.set_level(logging.WARNING, logger="compat")
+    return caplog
+
+
+def _combiners(metric) -> list:
+    computations = metric.computations(eval_config=CONFIG, model_names=[""], output_names=[""], sub_keys=[None])
+    return [c.combiner for c in computations if isinstance(c, metric_types.MetricComputation)]
+
+
+def _examples() -> list:
+    return [
+        metric_types.StandardMetricInputs(
+            labels=np.array([label]), predictions={"probability": np.array([score])}, example_weights=None
+        )
+        for label, score in [(0, 0.1), (1, 0.8), (1, 0.4), (0, 0.7), (1, 0.95)]
+    ]
+
+
+def _result(metric) -> str:
+    results = {}
+    for combiner in _combiners(metric):
+        accumulator = combiner.create_accumulator()
+        for example in _examples():
+            accumulator = combiner.add_input(accumulator, example)
+        results.update(combiner.extract_output(accumulator))
+    return str(sorted((str(key), str(value)) for key, value in results.items()))
+
+
+def test_tfma_is_the_pinned_version():
+    installed = compat.installed_version(compat_tfma.DISTRIBUTION)
+    assert installed == compat_tfma.PINNED, (
+        f"re-check every entry of compat/tfma against {compat_tfma.DISTRIBUTION} {installed}, then update PINNED"
+    )
+
+
+@pytest.mark.parametrize("metric_class", [_FastAUC, _FastCalibrationPlot])
+def test_fast_combiners_shape_holds_on_the_pinned_tfma(metric_class):
+    assert fast_combiners.shape_problem() is None
+    assert fast_combiners.available()
+    combiners = _combiners(metric_class())
+    assert combiners and all(fast_combiners.shape_problem(c) is None for c in combiners)
+    assert all(c._plain == ("", "probability") for c in combiners)  # the fast path reads these examples
+
+
+def test_a_combiner_of_another_shape_adds_through_tfmas_own_path_with_one_log_line(fresh_warnings, monkeypatch):
+    fast = _result(_FastAUC())
+    monkeypatch.setattr(fast_combiners, "shape_problem", lambda combiner=None: "no `_thresholds`")
+    combiners = _combiners(_FastAUC())
+    assert combiners and all(c._plain is None for c in combiners)
+    assert _result(_FastAUC()) == fast == _result(confusion_matrix_metrics.AUC())
+    assert [r.getMessage() for r in fresh_warnings.records] == [
+        "compat: compat.tfma.fast_combiners falls back to the library's own behaviour: no `_thresholds`"
+    ]

@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-import selectors
-import subprocess
-import sys
-import time
 
 import pytest
 from browser import headless_chromium, save_screenshot
 from history_runs import STEPS, two_runs
-from taxi_fixtures import REPO
+from ui_process import running_ui
 
 pytestmark = pytest.mark.e2e
 
@@ -30,28 +26,8 @@ def runs(taxi_sample_csv, tmp_path_factory):
 @pytest.fixture(scope="module")
 def ui_url(runs):
     """`python -m pipelines ui SPEC --port 0` as a subprocess; yields the URL it prints, then stops it."""
-    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pipelines", "ui", runs["spec_file"], "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=REPO,
-        env=env,
-    )
-    try:
-        selector = selectors.DefaultSelector()
-        selector.register(process.stdout, selectors.EVENT_READ)
-        deadline, line = time.monotonic() + 120, ""
-        while "http://" not in line and time.monotonic() < deadline and process.poll() is None:
-            if selector.select(timeout=1):
-                line = process.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:\d+/", line)
-        assert match, f"the ui printed no URL: {line!r}"
-        yield match.group(0)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    with running_ui(runs["spec_file"]) as ui:
+        yield ui.url
 
 
 @pytest.fixture(scope="module")

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import os
-import re
-import selectors
-import subprocess
-import sys
-import time
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from taxi_fixtures import REPO
+from ui_process import running_ui
 
 from pipelines.ui.app import make_app
 from serving.server.host_check import host_allowed
@@ -92,34 +86,14 @@ def test_a_loopback_host_gets_the_file(root, host):
 
 def test_the_ui_command_refuses_a_rebinding_host(root):
     """`python -m pipelines ui ROOT` as a user starts it: a foreign Host is refused, 127.0.0.1 answered."""
-    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pipelines", "ui", str(root), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=REPO,
-        env=env,
-    )
-    try:
-        selector = selectors.DefaultSelector()
-        selector.register(process.stdout, selectors.EVENT_READ)
-        deadline, line = time.monotonic() + 120, ""
-        while "http://" not in line and time.monotonic() < deadline and process.poll() is None:
-            if selector.select(timeout=1):
-                line = process.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        assert match, f"the ui printed no URL: {line!r}"
-        port = int(match.group(1))
-        answers = {}
-        for host in ("rebind.example", f"127.0.0.1:{port}"):
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    answers = {}
+    with running_ui(str(root)) as ui:
+        for host in ("rebind.example", f"127.0.0.1:{ui.port}"):
+            connection = http.client.HTTPConnection("127.0.0.1", ui.port, timeout=60)
             connection.request("GET", "/files/artifacts/data.csv", headers={"Host": host})
             response = connection.getresponse()
             answers[host] = (response.status, response.read().decode())
             connection.close()
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    port = ui.port
     assert answers["rebind.example"][0] == 403 and SECRET not in answers["rebind.example"][1]
     assert answers[f"127.0.0.1:{port}"] == (200, SECRET)

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import re
-import selectors
 import socket
-import subprocess
-import sys
-import time
 
-from taxi_fixtures import REPO
+from ui_process import running_ui
 
 
 def test_a_malformed_request_is_one_line_on_the_console(tmp_path):
@@ -21,31 +15,13 @@ def test_a_malformed_request_is_one_line_on_the_console(tmp_path):
     config.sqlite.filename_uri = str(tmp_path / "metadata.sqlite")
     config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READWRITE_OPENCREATE
     metadata_store.MetadataStore(config)
-    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3", PYTHONUNBUFFERED="1")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pipelines", "ui", str(tmp_path), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=REPO,
-        env=env,
-    )
     answers = []
-    try:
-        selector = selectors.DefaultSelector()
-        selector.register(process.stdout, selectors.EVENT_READ)
-        deadline, line = time.monotonic() + 120, ""
-        while "http://" not in line and time.monotonic() < deadline and process.poll() is None:
-            if selector.select(timeout=1):
-                line = process.stdout.readline()
-        port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", line).group(1))
+    with running_ui(str(tmp_path)) as ui:
         for _ in range(3):
-            with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
+            with socket.create_connection(("127.0.0.1", ui.port), timeout=60) as connection:
                 connection.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n")
                 answers.append(connection.recv(1024))
-    finally:
-        process.terminate()
-        output = process.communicate(timeout=30)[0]
+    output = ui.output
 
     assert all(answer.startswith(b"HTTP/1.0 400 Bad Request") for answer in answers), answers
     assert "Traceback" not in output

@@ -22,8 +22,8 @@ def root_of(path: str) -> str:
     and the data the runs read may be gone since (the data checks are for a run).
 
     Raises:
-        SpecError: `path` is a spec that is not valid YAML or does not type-check.
-        RootError: `path` is neither a folder nor a readable file.
+        SpecError: `path` is a spec that cannot be read, is not valid YAML or does not type-check.
+        RootError: `path` is neither a folder nor a file.
     """
     from pipelines.history.mlmd_runs import RootError
 
@@ -39,23 +39,9 @@ def root_of(path: str) -> str:
 
 def _spec_root(path: str) -> str:
     """`pipeline.root` of the spec file at `path`, resolved as a run resolves it, without the spec's data checks."""
-    from pipelines.history.mlmd_runs import RootError
-    from pipelines.spec import PipelineSpec, ResolvedSpec, SpecError
-    from pipelines.spec.typed import build
-    from pipelines.spec.yaml_source import MAX_SPEC_BYTES, decode_spec, read_yaml
+    from pipelines.spec import ResolvedSpec, read_spec_text, typed_spec
 
-    try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            raw = handle.read(MAX_SPEC_BYTES + 1)
-    except OSError as error:
-        raise RootError(
-            f"{path} cannot be read ({error.strerror}). Expected a readable pipeline spec (YAML) or a pipeline "
-            f"root folder. Received: {path}. Fix its permissions, or pass the root folder."
-        ) from None
-    spec, problems = build(PipelineSpec, read_yaml(decode_spec(raw, path, size=max(size, len(raw))), path))
-    if problems:
-        raise SpecError(problems)
+    spec, _ = typed_spec(read_spec_text(path), path)
     return ResolvedSpec.from_spec(spec, path).root
 
 

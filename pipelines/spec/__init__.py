@@ -13,9 +13,18 @@ from pipelines.spec.resolved import ResolvedSpec
 from pipelines.spec.rules import CheckContext, check
 from pipelines.spec.transform_rules import tf1_unreadable_columns
 from pipelines.spec.typed import build
-from pipelines.spec.yaml_source import MAX_SPEC_BYTES, decode_spec, read_yaml
+from pipelines.spec.yaml_source import MAX_SPEC_BYTES, YamlSource, decode_spec, read_yaml
 
-__all__ = ["load_spec", "parse_spec", "SpecError", "SpecProblem", "PipelineSpec", "ResolvedSpec"]
+__all__ = [
+    "load_spec",
+    "parse_spec",
+    "read_spec_text",
+    "typed_spec",
+    "SpecError",
+    "SpecProblem",
+    "PipelineSpec",
+    "ResolvedSpec",
+]
 
 
 def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None, target: str | None = None) -> ResolvedSpec:
@@ -30,10 +39,7 @@ def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None, tar
     Raises:
         SpecError: one or more problems, each naming the YAML path and line.
     """
-    source = read_yaml(text, spec_file)
-    spec, problems = build(PipelineSpec, source)
-    if problems:
-        raise SpecError(problems)
+    spec, source = typed_spec(text, spec_file)
     if target:
         spec = dataclasses.replace(spec, orchestrator=dataclasses.replace(spec.orchestrator, target=target))
     resolved = ResolvedSpec.from_spec(spec, spec_file, cwd=cwd)
@@ -60,15 +66,24 @@ def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None, tar
     )
 
 
-def load_spec(path: str, cwd: str | None = None, target: str | None = None) -> ResolvedSpec:
-    """Reads and checks the spec file at `path`. See `parse_spec`.
+def typed_spec(text: str, spec_file: str = "<spec>") -> tuple[PipelineSpec, YamlSource]:
+    """The spec text parsed and typed, not checked against its data (`parse_spec` does that).
 
-    Reads at most `MAX_SPEC_BYTES` (+1, to tell a larger file), so a huge file costs nothing.
+    Raises:
+        SpecError: the text is not valid YAML, or does not type-check.
+    """
+    source = read_yaml(text, spec_file)
+    spec, problems = build(PipelineSpec, source)
+    if problems:
+        raise SpecError(problems)
+    return spec, source
 
-    Example:
-        >>> spec = load_spec("pipelines/examples/chicago_taxi.yaml")
-        >>> spec.name
-        'chicago_taxi'
+
+def read_spec_text(path: str) -> str:
+    """The text of the spec file at `path`; at most `MAX_SPEC_BYTES` (+1, to tell a larger file) are read.
+
+    Raises:
+        SpecError: the file does not exist, cannot be read, is too large or is not text.
     """
     if not os.path.isfile(path):
         raise SpecError(
@@ -89,4 +104,17 @@ def load_spec(path: str, cwd: str | None = None, target: str | None = None) -> R
                 )
             ]
         ) from None
-    return parse_spec(decode_spec(raw, path, size=max(size, len(raw))), path, cwd=cwd, target=target)
+    return decode_spec(raw, path, size=max(size, len(raw)))
+
+
+def load_spec(path: str, cwd: str | None = None, target: str | None = None) -> ResolvedSpec:
+    """Reads and checks the spec file at `path`. See `parse_spec`.
+
+    Reads at most `MAX_SPEC_BYTES` (+1, to tell a larger file), so a huge file costs nothing.
+
+    Example:
+        >>> spec = load_spec("pipelines/examples/chicago_taxi.yaml")
+        >>> spec.name
+        'chicago_taxi'
+    """
+    return parse_spec(read_spec_text(path), path, cwd=cwd, target=target)

@@ -29,6 +29,9 @@ setup(
         "kubeflow-training==1.7.0",  # the multi-worker Trainer's TFJob (works with TFX's kubernetes<27)
         "kubernetes",  # manifests built from the client's models (the version TFX pins)
         "tenacity",  # component retries with backoff
+        "sqlalchemy>=2,<3",  # `data.sql`: queries through SQLAlchemy
+        "psycopg2-binary",  # its PostgreSQL driver
+        "fastavro",  # `data.format: avro`
     ],
     extras_require={
         "dev": ["pytest", "ruff"],

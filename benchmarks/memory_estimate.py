@@ -6,7 +6,7 @@ runner) in a fresh process on the taxi CSV written `scale` times
 samples the RSS of that process and its children every 0.1 s and keeps, per
 component, the peak while it ran. From two sizes, per component:
 `peak = intercept + slope x CSV bytes`, the factors
-`pipelines/runners/memory_check.py` uses (paste the printed `FACTORS`).
+`pipelines/resources/memory_check.py` uses (paste the printed `FACTORS`).
 
     .venv/bin/python benchmarks/memory_estimate.py [--sizes 1 10] [--workdir DIR]
 """

@@ -9,6 +9,15 @@ RSS of the whole process tree (sampled every 0.2 s: Beam worker processes
 count), each component's time from ML Metadata, and ours/stock.
 
     .venv/bin/python benchmarks/scale.py [--sizes 1 10 100] [--only ours|stock] [--set KEY=VALUE ...] [--cpus N]
+    .venv/bin/python benchmarks/scale.py --sizes 1 --slice-cost --rounds 2
+
+`--slice-cost` measures what `evaluation.slices` costs: ours runs once
+without slices to fill the cache, then each round runs only the Evaluator
+again (the rest cached), as shipped (two slice specs, a per-slice gate) and
+without slices, in that order, each in a fresh process; it prints both
+Evaluator times and their ratio per round (target, issue 35: <= 1.5x at x100).
+The first Evaluator of a fresh root ran in the process that had just trained
+the model and took about twice as long, so it is never one of those timed.
 
 `--cpus 1` runs both sides on one core (ours then keeps Beam in process: its
 worker count follows the usable cores).
@@ -166,6 +175,25 @@ def run_ours(root: str, data_dir: str, log: str, settings: list[str] = ()) -> di
     return {"seconds": seconds, "rss_gb": rss, "components": component_seconds(metadata)}
 
 
+NO_SLICES = ("evaluation.slices=[]", "evaluation.thresholds.binary_accuracy.per_slice=false")
+
+
+def _rerun_evaluator(run: int) -> str:
+    """A setting that makes the Evaluator run again and changes nothing it computes: its gate's minimum, 1e-9 lower."""
+    return f"evaluation.thresholds.binary_accuracy.min={0.6 - run * 1e-9!r}"
+
+
+def slice_cost(root: str, data_dir: str, log: str, settings: list[str], rounds: int) -> list[tuple[float, float]]:
+    """Per round, the Evaluator's seconds with the example's slices and without them (the rest cached, module doc)."""
+    run_ours(root, data_dir, log, [*settings, *NO_SLICES])  # fills the cache; its Evaluator is not timed
+    results = []
+    for round_ in range(rounds):
+        with_slices = run_ours(root, data_dir, log, [*settings, _rerun_evaluator(2 * round_ + 1)])
+        without = run_ours(root, data_dir, log, [*settings, *NO_SLICES, _rerun_evaluator(2 * round_ + 2)])
+        results.append((with_slices["components"]["Evaluator"], without["components"]["Evaluator"]))
+    return results
+
+
 def _row(name: str, result: dict) -> str:
     parts = ", ".join(f"{k} {v:.0f}" for k, v in sorted(result["components"].items(), key=lambda kv: -kv[1]))
     return f"  {name:<6} {result['seconds']:7.1f} s  peak RSS {result['rss_gb']:.2f} GB  [{parts}]"
@@ -192,6 +220,12 @@ def main() -> None:
         help="a setting of our spec, e.g. evaluation.sample_rows=20000 or data.checks.sample_rate=0.1 (repeatable)",
     )
     parser.add_argument(
+        "--slice-cost",
+        action="store_true",
+        help="only ours: the Evaluator's time with the example's two slice specs against none (see above)",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="with --slice-cost: rounds of both Evaluator runs")
+    parser.add_argument(
         "--cpus",
         type=int,
         default=None,
@@ -208,6 +242,18 @@ def main() -> None:
         rows = write_scaled_csv(os.path.join(data_dir, "data.csv"), scale)
         size_mb = os.path.getsize(os.path.join(data_dir, "data.csv")) / 2**20
         print(f"\nx{scale}: {rows:,} rows, {size_mb:.0f} MB", flush=True)
+        if args.slice_cost:
+            root = os.path.join(workdir, f"slices-x{scale}")
+            os.makedirs(root, exist_ok=True)
+            for round_, (with_slices, without) in enumerate(
+                slice_cost(root, data_dir, log, args.settings, args.rounds)
+            ):
+                print(
+                    f"  round {round_ + 1}: Evaluator {with_slices:.1f} s with two slice specs, {without:.1f} s without: "
+                    f"{with_slices / without:.2f}x (target <= 1.5x)",
+                    flush=True,
+                )
+            continue
         results = {}
         ours = functools.partial(run_ours, settings=args.settings)
         for name, runner in (("stock", run_stock), ("ours", ours)):

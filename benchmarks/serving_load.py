@@ -31,7 +31,7 @@ Two reference rows:
 - the front-end floor: a server on the same libraries (aiohttp, grpc.aio, on
   uvloop's event loop as the embedded server runs them, Predict calls
   accepted several at a time as the embedded server accepts them,
-  serving/server/grpc_accepts.py) whose
+  serving/server/grpc_service/accepts.py) whose
   handlers return a canned answer without parsing the request or touching a
   model, driven by the same clients. No server built on these libraries can
   answer faster on this machine than this row.
@@ -216,7 +216,7 @@ def prometheus_request_counts(rest_url: str, model: str = MODEL) -> dict[str, in
     from prometheus_client.parser import text_string_to_metric_families
 
     from serving.config import PROMETHEUS_PATH
-    from serving.server.metrics import REQUEST_COUNT
+    from serving.server.observability.metrics import REQUEST_COUNT
 
     with urllib.request.urlopen(f"{rest_url}{PROMETHEUS_PATH}", timeout=30) as response:
         text = response.read().decode()
@@ -439,7 +439,7 @@ def serve_floor() -> None:
     from aiohttp import web
     from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
-    from serving.server.grpc_accepts import ConcurrentAccepts
+    from serving.server.grpc_service.accepts import ConcurrentAccepts
 
     rest_answer = json.dumps({"predictions": [[0.5]]})
     grpc_answer = predict_pb2.PredictResponse()

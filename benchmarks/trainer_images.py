@@ -197,7 +197,7 @@ def hand_written_keras(
     data: ImageData, model: dict[str, Any], batch: int, steps: int, learning_rate: float, tuned_steps: int = 0
 ) -> float:
     """Steady training images/s of a plain `model.fit`; `tuned_steps` > 0: cached input and that steps_per_execution."""
-    from components.trainer import model_builder
+    from components.trainer.models import model_builder
 
     tf.keras.backend.clear_session()
     tf.keras.utils.set_random_seed(0)
@@ -234,7 +234,7 @@ def trainer_dataset(args, cache: bool) -> tf.data.Dataset:
     """The Trainer's own training dataset for `args`; `cache`: with its cache budget, else decode every batch."""
     import tensorflow_transform as tft
 
-    from components.trainer.datasets import build_datasets
+    from components.trainer.input.datasets import build_datasets
     from components.trainer.options import TrainingOptions
 
     custom = args.custom_config

@@ -25,7 +25,7 @@ from trainer_common import RUN_DIR, last_run_outputs, materialize, print_table, 
 
 
 def ours(pattern: str, spec: dict, label: str, batch: int) -> tf.data.Dataset:
-    from components.trainer.input_pipeline import InputOptions, make_dataset
+    from components.trainer.input.input_pipeline import InputOptions, make_dataset
 
     return make_dataset([pattern], spec, label, InputOptions(batch_size=batch, shuffle=True, seed=0))
 
@@ -89,7 +89,7 @@ def main() -> None:
         "TFX data_accessor.tf_dataset_factory": measure(
             tfx_data_accessor(work_dir, output.transformed_metadata.schema, label, args.batch), steps, args.epochs
         ),
-        "ours (components.trainer.input_pipeline)": measure(
+        "ours (components.trainer.input.input_pipeline)": measure(
             ours(patterns["train"], output.transformed_feature_spec(), label, args.batch), steps, args.epochs
         ),
     }

@@ -1,7 +1,7 @@
 """The Trainer's `run_fn` against a hand-written Keras `model.fit`: same model, same data, same steps.
 
 Both train the taxi spec's wide-and-deep model (built by
-`components.trainer.model_builder`) on the same materialized transformed
+`components.trainer.models.model_builder`) on the same materialized transformed
 examples (trainer_common.py), with Adam and batch 256, for the same number
 of steps, one after the other in this process. The hand-written side is
 what a Keras user writes: TFRecordDataset -> shuffle -> batch -> map(parse)
@@ -45,7 +45,7 @@ def hand_written_keras(fn_args, batch: int, tuned: bool = False) -> float:
     """`tuned`: the same settings the Trainer uses (cache parsed batches, steps_per_execution 50)."""
     import tensorflow_transform as tft
 
-    from components.trainer import model_builder
+    from components.trainer.models import model_builder
     from components.trainer.run_fn import _vocabulary_sizes
     from components.transform.config import TransformConfig, transformed_name
 

@@ -23,7 +23,7 @@ before TensorFlow or TFX is imported).
 What is here (pinned version; entries):
 - `compat.tfx` (tfx 1.16.0): `beam_dag` (BeamDagRunner's node DoFn and helpers),
   `transform` (the TransformProcessor swap, `_CreateTFXIO`), `example_gen`
-  (`_ParsedCsvToTfExample`), `executor_stack` (the running executor's
+  (`_ParsedCsvToTfExample`), `spans` (ExampleGen's span/version file matching), `executor_stack` (the running executor's
   `output_dict` and context), `resolver` (the Kubeflow baseline strategy swap),
   `airflow` (pip dependencies, the component launcher).
 - `compat.beam` (apache-beam 2.74.0): `dofn_specs`, `state_cache`, `runners`

@@ -3,9 +3,9 @@
 Entries:
 - `CallAcceptor` (entry "compat.grpcio.CallAcceptor"): accepts calls of a
   registered method straight from the gRPC core of a grpc.aio server, and runs
-  each through grpc.aio's own per-call code. `serving.server.grpc_accepts`
+  each through grpc.aio's own per-call code. `serving.server.grpc_service.accepts`
   keeps several such accepts posted per method, where grpc.aio's public server
-  posts one at a time (the why and the measurements are in that module). It
+  posts one at a time (the why is in that module, the measurements in NOTES.md). It
   reads grpcio's private Cython API: the server's `_server`
   (`cygrpc.AioServer`), `AioServer._request_registered_call`,
   `cygrpc._MethodResolver`, `cygrpc._handle_rpc` and

@@ -5,10 +5,10 @@ components/common/keras_env.py). Entries (each function's docstring says
 what, why and its fallback):
 - `is_compiled`: `Model._is_compiled` (components/trainer/run_fn.py).
 - `nodes_by_depth`: a functional model's `_nodes_by_depth`, its layer graph
-  (components/trainer/accelerator_memory.py).
-- `sublayers`: `Layer._flatten_layers` (components/trainer/accelerator_memory.py).
+  (components/trainer/devices/accelerator_memory.py).
+- `sublayers`: `Layer._flatten_layers` (components/trainer/devices/accelerator_memory.py).
 - `attention_sizes`: a built MultiHeadAttention's shapes and sizes
-  (components/trainer/accelerator_memory.py).
+  (components/trainer/devices/accelerator_memory.py).
 
 TensorFlow is imported when an entry is first called, not with this module.
 """

@@ -2,11 +2,11 @@
 
 Entries (each function's docstring says what, why and its fallback):
 - `make_callable_from_options`: `Session._make_callable_from_options`, the C++
-  callable TensorFlow Serving's Session::Run matches (serving/server/session.py).
+  callable TensorFlow Serving's Session::Run matches (serving/server/model/session.py).
 - `separate_collective_keys`: moves `MirroredStrategy._collective_key_base`
-  before each new MirroredStrategy (components/trainer/strategy.py).
+  before each new MirroredStrategy (components/trainer/devices/strategy.py).
 - `silence_deprecation`: `tensorflow.python.util.deprecation.silence`
-  (serving/server/session.py).
+  (serving/server/model/session.py).
 - `unregistered_ops`: `tensorflow.python.framework.op_def_registry.get`
   (serving/custom_ops.py).
 - `skip_autograph_for`: `tensorflow.python.autograph.core.config`'s

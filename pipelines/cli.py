@@ -20,9 +20,23 @@ import tempfile
 import traceback
 from collections.abc import Sequence
 
+from pipelines import api
+from pipelines.beam.dask import DaskUnavailable
+from pipelines.doctor import main as doctor
 from pipelines.history.commands import add_runs_command
+from pipelines.outcome.metadata_file import MetadataUnreadable
+from pipelines.resources.gc_tuning import fewer_full_collections
+from pipelines.runners.interrupt import RunInterrupted, exit_code, signal_name, sigterm_interrupts
+from pipelines.runners.local import ComponentFailed
+from pipelines.runners.lock import RootBusy
+from pipelines.runners.spans import SpanNotFound
+from pipelines.scaffold import ScaffoldError, new_component
 from pipelines.spec import SpecError
-from pipelines.targets.commands import add_compile_command, add_submit_command, add_target_option
+from pipelines.spec.run_failures import explain_failure
+from pipelines.spec.span_rules import describe_spans
+from pipelines.steps.listing import format_listing
+from pipelines.steps.plan import plan_steps
+from pipelines.targets.commands import add_compile_command, add_submit_command, add_target_option, run_on_target
 from pipelines.ui.commands import add_ui_command
 
 __all__ = ["main", "DEFAULT_SPEC"]
@@ -50,11 +64,10 @@ def _load(path: str, target: str | None = None):
 
     An unexpected error becomes `_Unexpected` (exit 2).
     """
-    from pipelines.api import load
 
     spec_folder_first(path)
     try:
-        return load(path, target=target)
+        return api.load(path, target=target)
     except SpecError:
         raise
     except Exception as error:  # noqa: BLE001 - reported as one line, traceback to a file
@@ -92,23 +105,21 @@ def _write_traceback(error: BaseException, log_dir: str | None) -> str:
 def _cmd_validate(args) -> int:
     resolved = _load(args.spec)
     if resolved.spec.steps:
-        from pipelines.steps.plan import plan_steps
-
         for warning in plan_steps(resolved.spec).warnings:
             print(f"warning: {warning}", file=sys.stderr)
     print(f"{args.spec}: valid ({len(resolved.spec.features)} features, {len(resolved.data_files)} data file(s)).")
+    if resolved.spans:
+        print(f"Spans: {describe_spans(resolved.spans)}.")
     return 0
 
 
 def _cmd_components(args) -> int:
-    from pipelines.steps.listing import format_listing
 
     print(format_listing())
     return 0
 
 
 def _cmd_new_component(args) -> int:
-    from pipelines.scaffold import ScaffoldError, new_component
 
     try:
         files = new_component(args.name, args.dir)
@@ -123,8 +134,6 @@ def _cmd_new_component(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from pipelines.runners.gc_tuning import fewer_full_collections
-    from pipelines.runners.interrupt import sigterm_interrupts
 
     with sigterm_interrupts():  # SIGTERM ends the run as Ctrl-C does: one line, the report, exit 143
         resolved = _load(args.spec, args.target)
@@ -133,17 +142,17 @@ def _cmd_run(args) -> int:
 
 
 def _run_on(resolved, args) -> int:
-    from pipelines.api import run
-    from pipelines.runners.interrupt import RunInterrupted
-    from pipelines.runners.local import ComponentFailed
-    from pipelines.runners.lock import RootBusy
-    from pipelines.runners.metadata_file import MetadataUnreadable
-    from pipelines.targets.dask_runner import DaskUnavailable
 
     target = args.target or resolved.spec.orchestrator.target
+    if args.span is not None and not resolved.spans:
+        print(
+            f"error: {resolved.spec_file}: --span {args.span}: `data.path` has no span placeholder. Expected a "
+            f"path such as data/span-{{SPAN}}/*.csv. Received: {resolved.spec.data.path}. Drop --span, or put "
+            "`{SPAN}` (or `{YYYY}`/`{MM}`/`{DD}`) in `data.path`.",
+            file=sys.stderr,
+        )
+        return 2
     if target != "local":
-        from pipelines.targets.commands import run_on_target
-
         return run_on_target(resolved, target)
     if "://" in resolved.root:
         print(
@@ -154,10 +163,11 @@ def _run_on(resolved, args) -> int:
         )
         return 2
     try:
-        run(resolved, force=args.force, wait_seconds=args.wait)
+        api.run(resolved, force=args.force, wait_seconds=args.wait, span=args.span)
+    except SpanNotFound as error:
+        print(f"error: {resolved.spec_file}: {error}", file=sys.stderr)
+        return 2
     except ComponentFailed as error:
-        from pipelines.spec.run_failures import explain_failure
-
         # A cause the data explains is one line (file, column, row); the raw error is in the log.
         cause = explain_failure(resolved, error.__cause__) or str(error.__cause__).strip()
         cause = cause or type(error.__cause__).__name__
@@ -185,7 +195,6 @@ def _run_on(resolved, args) -> int:
 
 
 def _cmd_doctor(args) -> int:
-    from pipelines.doctor import main as doctor
 
     return doctor(args.spec)
 
@@ -205,6 +214,13 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         metavar="SECONDS",
         help="wait this long for another run on the same pipeline root to finish (default: fail at once)",
+    )
+    run.add_argument(
+        "--span",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with spans in data.path: ingest (backfill) span N, its newest version, even if ingested before",
     )
     add_target_option(run)
     add_compile_command(commands)
@@ -234,7 +250,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit code: 0 success, 1 the run failed, 2 the spec is invalid, 130 interrupted (Ctrl-C),
         143 stopped by SIGTERM.
     """
-    from pipelines.runners.interrupt import exit_code, signal_name
 
     args = _parser().parse_args(argv)
     try:

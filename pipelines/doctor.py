@@ -5,7 +5,8 @@ compute capability, the CUDA and cuDNN versions TensorFlow was built with,
 whether mixed precision (`training.mixed_precision`) and XLA
 (`training.xla`) would help, and the GPU memory-growth state. Given a spec
 (`python -m pipelines doctor SPEC`), it adds advice for the spec's model type
-(`pipelines.model_advice`: image and text models).
+(`pipelines.model_advice`: each model type's own advice). The Tensor Core
+thresholds are the model advice's (`components.trainer.models.advice`).
 
 Exit codes: 0 at least one GPU is usable; 3 no GPU is visible (training
 would run on the CPU; the message says how to fix it).
@@ -22,11 +23,14 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
+from components import ensure_legacy_keras
+from components.trainer.models.advice import BFLOAT16_CORES, TENSOR_CORES
+from pipelines.api import load
+from pipelines.model_advice import model_advice
+
 __all__ = ["GpuInfo", "DoctorReport", "diagnose", "format_report", "main", "NO_GPU_EXIT_CODE"]
 
 NO_GPU_EXIT_CODE = 3
-TENSOR_CORES = (7, 0)  # float16 Tensor Cores: V100, T4, A10, A100, L4, H100
-BFLOAT16_CORES = (8, 0)  # bfloat16 Tensor Cores: A100, A10, L4, H100
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +56,6 @@ class DoctorReport:
 
 def diagnose() -> DoctorReport:
     """Asks TensorFlow (without allocating GPU memory) what it was built with and which GPUs it sees."""
-    from components import ensure_legacy_keras
 
     ensure_legacy_keras()
     import tensorflow as tf
@@ -158,14 +161,10 @@ def main(spec_path: Optional[str] = None) -> int:
     """
     spec = None
     if spec_path is not None:  # checked first: a bad spec stops before anything is printed
-        from pipelines.api import load
-
         spec = load(spec_path).spec
     report = diagnose()
     print(format_report(report))
     if spec is not None:
-        from pipelines.model_advice import model_advice
-
         lines = model_advice(spec, [gpu.compute_capability for gpu in report.gpus], [gpu.index for gpu in report.gpus])
         print(f"Model `{spec.model.type}` in {spec_path}:" if lines else f"Model `{spec.model.type}`: no model advice.")
         for line in lines:

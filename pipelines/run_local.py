@@ -17,7 +17,7 @@ if __package__ in (None, ""):
     sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from pipelines.cli import main  # noqa: E402
-from pipelines.runners.gc_tuning import skip_collection_at_exit  # noqa: E402
+from pipelines.resources.gc_tuning import skip_collection_at_exit  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(skip_collection_at_exit(main(["run", *sys.argv[1:]])))

@@ -5,7 +5,7 @@ TensorFlow):
 
     deploy_version, DeployResult, DeployError, expected_predictions  (serving.deploy)
     ServingTarget, rollback, RollbackResult                          (serving.rollout)
-    write_warmup_file                                                (serving.warmup)
+    write_warmup_file                                                (serving.warmup_file)
     EmbeddedServer, ServerOptions                                    (serving.server)
     model_config, server_config, batching_parameters,
     monitoring_config, write_server_files                            (serving.config)
@@ -44,7 +44,7 @@ _HOME = {
     "ServingTarget": "serving.rollout",
     "RollbackResult": "serving.rollout",
     "rollback": "serving.rollout",
-    "write_warmup_file": "serving.warmup",
+    "write_warmup_file": "serving.warmup_file",
     "EmbeddedServer": "serving.server",
     "ServerOptions": "serving.server",
     "model_config": "serving.config",

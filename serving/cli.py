@@ -14,22 +14,15 @@ other commands read, so they work without flags from the same directory.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import signal
-import sys
-import threading
 from pathlib import Path
 
+from serving.cli_up import DEFAULT_CONFIG_DIR, ENDPOINTS_FILE, cmd_up, fail
+from serving.client import RestClient, ServerError
+from serving.config import ConfigError
+from serving.rollout import RollbackError, ServingTarget, rollback
+
 __all__ = ["main"]
-
-ENDPOINTS_FILE = "endpoints.json"
-DEFAULT_CONFIG_DIR = ".serving"
-
-
-def _fail(text: str, code: int = 1) -> int:
-    print(f"error: {text}", file=sys.stderr)
-    return code
 
 
 def _endpoints(args: argparse.Namespace) -> dict:
@@ -42,214 +35,21 @@ def _endpoints(args: argparse.Namespace) -> dict:
     }
 
 
-def _write_endpoints(config_dir: Path, **values) -> None:
-    from serving.atomic import atomic_write_text
-
-    atomic_write_text(config_dir / ENDPOINTS_FILE, json.dumps(values, indent=2) + "\n")
-
-
-def _server_config(args: argparse.Namespace, model_dir: Path, config_dir: Path):
-    from serving import config as cfg
-    from serving.rollout import versions_on_disk
-
-    existing = config_dir / cfg.MODEL_CONFIG_FILE
-    if existing.is_file() and not args.fresh:
-        config = cfg.read_text_proto(existing, cfg.ModelServerConfig)
-        try:
-            cfg.find_model(config, args.model_name)
-            print(f"Reusing {existing} (pass --fresh to regenerate it)")
-            return config
-        except cfg.ConfigError:
-            pass
-    else:
-        config = cfg.ModelServerConfig()
-    versions = versions_on_disk(model_dir)
-    if args.policy == "latest" or not versions:
-        model = cfg.model_config(args.model_name, model_dir, policy=cfg.latest_policy(1))
-    else:
-        model = cfg.model_config(
-            args.model_name,
-            model_dir,
-            policy=cfg.specific_policy([versions[-1]]),
-            labels={cfg.STABLE_LABEL: versions[-1]},
-        )
-    config.model_config_list.config.append(model)
-    return config
-
-
-def _request_sizes(args: argparse.Namespace, config_dir: Path) -> dict[str, int]:
-    """The request size and memory budget: the flags, else `<config-dir>/limits.json`, else the defaults.
-
-    Raises:
-        ValueError: limits.json cannot be read, or a flag is not above 0.
-    """
-    from serving.errors import message
-    from serving.request_limits import LIMITS_FILE, MIB, ServerLimits
-    from serving.server.app import DEFAULT_MAX_REQUEST_BYTES
-    from serving.server.limits import DEFAULT_MEMORY_BUDGET_BYTES
-
-    recorded = ServerLimits.read(config_dir) or ServerLimits(DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MEMORY_BUDGET_BYTES)
-    sizes = recorded.server_options()
-    if (config_dir / LIMITS_FILE).is_file():
-        print(f"Request limits from {config_dir / LIMITS_FILE} (flags override them)")
-    for flag, key in (
-        ("max_request_mb", "max_request_bytes"),
-        ("request_memory_budget_mb", "request_memory_budget_bytes"),
-    ):
-        value = getattr(args, flag)
-        if value is None:
-            continue
-        if not value > 0:
-            raise ValueError(
-                message(
-                    f"Invalid --{flag.replace('_', '-')}",
-                    expected="a number of MiB above 0",
-                    received=f"--{flag.replace('_', '-')} {value}",
-                    fix="Pass a positive size, or leave the flag out for the default.",
-                )
-            )
-        sizes[key] = int(value * MIB)
-    return sizes
-
-
-def _holds_version_folders(path: Path) -> bool:
-    """Whether `path` has a version folder, by the rule the server itself loads versions with."""
-    from serving.server.manager import versions_on_disk
-
-    try:
-        return bool(versions_on_disk(str(path)))
-    except OSError:  # unreadable
-        return False
-
-
-def _cmd_up(args: argparse.Namespace) -> int:
-    from serving import config as cfg
-    from serving import real_server
-    from serving.errors import message
-
-    base = Path(args.base_path).expanduser().resolve()
-    model_dir = base / args.model_name
-    if not model_dir.is_dir() and _holds_version_folders(base):
-        # TF Serving's --model_base_path: the folder of the versions itself.
-        print(f"note: {base} holds version folders; serving them as model {args.model_name!r}", flush=True)
-        model_dir = base
-    if not model_dir.is_dir():
-        return _fail(
-            message(
-                f"Model directory {model_dir} does not exist",
-                expected="--base-path to hold <model-name>/<version>/saved_model.pb, or <version>/saved_model.pb",
-                received=f"--base-path {args.base_path} --model-name {args.model_name}",
-                fix="Point --base-path at the directory the Pusher writes to.",
-            ),
-            2,
-        )
-    binary = real_server.find_binary()
-    if args.real and binary is None:
-        return _fail(f"{real_server.BINARY} is not on PATH; install it or drop --real to use the embedded server.", 2)
-    config_dir = Path(args.config_dir).resolve()
-    batching = (
-        cfg.batching_parameters(
-            max_batch_size=args.max_batch_size,
-            batch_timeout_micros=args.batch_timeout_micros,
-            num_batch_threads=args.num_batch_threads,
-        )
-        if args.batching
-        else None
-    )
-    files = cfg.write_server_files(config_dir, _server_config(args, model_dir, config_dir), batching=batching)
-    if batching is None and (config_dir / cfg.BATCHING_FILE).exists():
-        (config_dir / cfg.BATCHING_FILE).unlink()
-    if binary and not args.embedded:
-        argv = real_server.command(
-            binary,
-            files,
-            rest_port=args.rest_port,
-            grpc_port=args.grpc_port,
-            model_config_file_poll_wait_seconds=int(args.config_poll_seconds),
-        )
-        print(f"Starting the real TensorFlow Serving: {' '.join(argv)}", flush=True)
-        if args.host == "127.0.0.1":
-            print("note: tensorflow_model_server binds all interfaces; --host only applies to the embedded server")
-        _write_endpoints(
-            config_dir,
-            server=binary,
-            rest_url=f"http://127.0.0.1:{args.rest_port}",
-            grpc_address=f"127.0.0.1:{args.grpc_port}",
-            config_path=str(files.model_config),
-        )
-        process = real_server.start(argv)
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: process.terminate())
-        return process.wait()
-
-    from serving.server import EmbeddedServer
-    from serving.server.app import PortInUse
-
-    why = "--embedded" if args.embedded else f"{real_server.BINARY} is not on PATH"
-    try:
-        sizes = _request_sizes(args, config_dir)
-    except ValueError as err:  # an unreadable limits.json, a size flag not above 0
-        return _fail(str(err), 2)
-    print(f"Starting the embedded server ({why})", flush=True)
-    # What is imported by now (TensorFlow: ~420k objects the collector tracks) lives as long as the
-    # process: moved out of the collector's generations, so no full collection walks it again.
-    gc.freeze()
-
-    try:
-        server = EmbeddedServer.from_files(
-            files,
-            host=args.host,
-            rest_port=args.rest_port,
-            grpc_port=args.grpc_port,
-            model_config_file_poll_wait_seconds=args.config_poll_seconds,
-            allow_version_labels_for_unavailable_models=True,
-            **sizes,
-            max_json_depth=args.max_json_depth,
-            header_timeout_s=args.header_timeout_s,
-            body_timeout_s=args.body_timeout_s,
-            allow_config_reload=args.allow_config_reload,
-            allowed_model_roots=tuple(args.allowed_model_roots),
-        )
-        server.start()
-    except PortInUse as err:
-        return _fail(str(err), 1)
-    except ValueError as err:  # a limit flag out of range
-        return _fail(str(err), 2)
-    _write_endpoints(
-        config_dir,
-        server="embedded",
-        rest_url=server.rest_url,
-        grpc_address=server.grpc_address,
-        config_path=str(files.model_config),
-    )
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: threading.Thread(target=server.stop).start())
-    print(
-        f"Serving {args.model_name}: REST {server.rest_url} gRPC {server.grpc_address} "
-        f"metrics {server.rest_url}/monitoring/prometheus/metrics",
-        flush=True,
-    )
-    server.wait()
-    return 0
-
-
 def _client(args: argparse.Namespace):
-    from serving.client import RestClient
 
     return RestClient(_endpoints(args)["rest_url"])
 
 
 def _call(args: argparse.Namespace, fn) -> int:
-    from serving.client import ServerError
 
     try:
         with _client(args) as client:
             print(json.dumps(fn(client), indent=2))
         return 0
     except ServerError as err:
-        return _fail(f"HTTP {err.status}: {err.text}")
+        return fail(f"HTTP {err.status}: {err.text}")
     except OSError as err:
-        return _fail(
+        return fail(
             f"cannot reach {_endpoints(args)['rest_url']} ({err}); start a server with "
             "`python -m serving up` or pass --url."
         )
@@ -263,21 +63,18 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     try:
         body = json.loads(args.json)
     except json.JSONDecodeError as err:
-        return _fail(f"--json is not valid JSON ({err}); pass e.g. '{{\"instances\": [[1.0, 2.0]]}}'.", 2)
+        return fail(f"--json is not valid JSON ({err}); pass e.g. '{{\"instances\": [[1.0, 2.0]]}}'.", 2)
     return _call(args, lambda c: c.predict(args.name, body, args.version, args.label, verb=args.verb))
 
 
 def _cmd_rollback(args: argparse.Namespace) -> int:
-    from serving.client import ServerError
-    from serving.config import ConfigError
-    from serving.rollout import RollbackError, ServingTarget, rollback
 
     endpoints = _endpoints(args)
     target = ServingTarget(endpoints["rest_url"], Path(endpoints["config_path"]), endpoints["grpc_address"])
     try:
         result = rollback(target, args.name, to_version=args.to, timeout=args.timeout)
     except (RollbackError, ConfigError, ServerError, TimeoutError) as err:
-        return _fail(str(err))
+        return fail(str(err))
     print(
         f"Rolled back {result.model_name}: stable {result.from_version} -> {result.to_version}; "
         f"version {result.from_version} unloaded"
@@ -286,6 +83,7 @@ def _cmd_rollback(args: argparse.Namespace) -> int:
 
 
 def _cmd_manifests(args: argparse.Namespace) -> int:
+    # Here, not at the top: the manifest builders load the kubernetes client (seconds).
     from serving.manifests import write_manifests
 
     for path in write_manifests(args.out, args.model_name, image=args.image, replicas=args.replicas):
@@ -375,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     which = up.add_mutually_exclusive_group()
     which.add_argument("--real", action="store_true", help="require tensorflow_model_server")
     which.add_argument("--embedded", action="store_true", help="use the embedded server")
-    up.set_defaults(run=_cmd_up)
+    up.set_defaults(run=cmd_up)
 
     status = commands.add_parser("status", help="GET /v1/models/<name>")
     status.add_argument("name")
@@ -413,5 +211,5 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if getattr(args, "version", None) is not None and getattr(args, "label", None):
-        return _fail("pass --version or --label, not both", 2)
+        return fail("pass --version or --label, not both", 2)
     return args.run(args)

@@ -130,6 +130,7 @@ def reload_config(grpc_address: str, config, timeout: float = 60.0) -> None:
     Raises:
         ServerError: The server rejected the config (its gRPC code and message).
     """
+    # Here, not at the top: the model-service protos load TensorFlow (seconds); only a config reload needs them.
     import grpc
     from tensorflow_serving.apis import model_management_pb2, model_service_pb2_grpc
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import tensorflow as tf
 
 from serving.client import RestClient, ServerError
 from serving.config import (
@@ -55,7 +56,10 @@ from serving.rollout import (
 )
 from serving.savedmodel import DEFAULT_SIGNATURE
 from serving.server.app import DEFAULT_MAX_REQUEST_BYTES
-from serving.warmup import write_warmup_file
+from serving.server.model.servable import Servable
+from serving.server.wire.json_outputs import json_outputs
+from serving.server.wire.tensor_checks import JsonFormat
+from serving.warmup_file import write_warmup_file
 
 __all__ = [
     "DeployError",
@@ -383,11 +387,6 @@ def expected_predictions(
     Use it to get `expected` for `deploy_version` from the exported model
     itself (the trained model's own answers for the sample rows).
     """
-    import tensorflow as tf
-
-    from serving.server.servable import Servable
-    from serving.server.tensors import JsonFormat, json_outputs
-
     servable = Servable.load("expected", 0, Path(export_dir))
     signature = servable.signature(signature_name)
     alias = input_name or next(a for a, spec in signature.inputs.items() if spec.dtype == tf.string)

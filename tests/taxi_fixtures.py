@@ -24,14 +24,22 @@ TAXI_CSV = os.path.join(
 )
 
 
-def taxi_spec(data_path: str, root: str, **sections) -> dict:
-    """The bundled example's spec, pointed at `data_path`, with fewer steps."""
+def taxi_spec(data_path: str, root: str, slices: bool = False, **sections) -> dict:
+    """The bundled example's spec, pointed at `data_path`, with fewer steps and a plain gate.
+
+    Args:
+      slices: keep the example's `evaluation.slices` (dropped by default: every
+        run that keeps them pays for per-slice metrics; test_run_local_e2e and
+        test_slices_e2e are the runs that check slices).
+    """
     with open(os.path.join(REPO, "pipelines/examples/chicago_taxi.yaml"), encoding="utf-8") as handle:
         spec = yaml.safe_load(handle)
     spec["pipeline"]["root"] = root
     spec["data"]["path"] = data_path
     spec["training"].update(train_steps=200, eval_steps=20, batch_size=64)
     spec["evaluation"]["thresholds"] = {"binary_accuracy": {"min": 0.5}}
+    if not slices:
+        spec["evaluation"].pop("slices", None)
     for name, value in sections.items():
         if isinstance(value, dict):
             spec.setdefault(name, {}).update(value)

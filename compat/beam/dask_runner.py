@@ -17,7 +17,7 @@ arguments used here, and the translation table and helpers of
 `transform_evaluator` are there; otherwise `AllSinksDaskRunner` runs the
 pipeline as Beam's own DaskRunner does (one log line).
 
-Selected by `orchestrator.beam: {runner: dask}` through `pipelines.targets.dask_runner`,
+Selected by `orchestrator.beam: {runner: dask}` through `pipelines.beam.dask`,
 which names this module only then: it needs `dask` and `distributed`.
 """
 

@@ -9,7 +9,7 @@
     Why: the FnApiRunner starts each local worker process with that command and
     hands it no pipeline options, so `--beam_plugins` is never read there and
     no public hook can install anything in the worker
-    (`pipelines.runners.beam_local_workers` installs the overhead fixes).
+    (`pipelines.beam.local_workers` installs the overhead fixes).
     Shape check: `python_urns.SUBPROCESS_SDK` exists, Beam's worker module has
     `main(argv)`, and `FnApiRunner.run_via_runner_api(pipeline_proto, options)`;
     otherwise the environments are left as Beam wrote them (Beam's own worker,

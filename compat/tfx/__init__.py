@@ -12,6 +12,8 @@ is installed, so that each entry below is re-read before `PINNED` moves.
 - `compat.tfx.executor_stack`: the running executor's `output_dict` and `_context`,
   read from the call stack.
 - `compat.tfx.example_gen`: CsvExampleGen's `_ParsedCsvToTfExample` DoFn.
+- `compat.tfx.spans`: ExampleGen's `_create_matching_glob_and_regex` and
+  `_find_matched_span_version_from_path`, to list every span of a `{SPAN}` pattern.
 
 Importing this package imports no part of TFX; each module imports TFX when imported.
 """

@@ -17,7 +17,7 @@ from tfx.dsl.component.experimental.annotations import InputArtifact, Parameter
 from tfx.dsl.component.experimental.decorators import component
 from tfx.types import standard_artifacts
 
-from components.data_gate.drift import comparator_problems
+from components.data_gate.drift import comparator_problems, span_drift_problems
 from components.data_gate.label_stats import label_problems
 from components.data_gate.unseen import tolerated_features
 
@@ -71,6 +71,8 @@ def DataGate(
     drift: Parameter[float] = 0.0,
     unseen_categories: Parameter[float] = 0.0,
     free_text_columns: Parameter[str] = "",
+    previous_statistics: InputArtifact[standard_artifacts.ExampleStatistics] = None,
+    span_drift: Parameter[float] = 0.0,
 ) -> None:
     """Raises DataAnomaliesError on schema anomalies, an unusable label, or skew/drift past the limits.
 
@@ -87,6 +89,8 @@ def DataGate(
         free_text_columns: a JSON list of the `transform: text` and `image` columns. TFDV gives a text column
             of at most 100 distinct train values a domain of them, as if it were categorical; eval's new texts
             (or images) are then no anomaly for these columns.
+        previous_statistics: with spans, the previous span's statistics (none while there is one span).
+        span_drift: with spans, `data.checks.drift` between the new span and the previous one (0: not checked).
 
     Raises:
         DataAnomaliesError: one line per problem, with the fix.
@@ -102,6 +106,8 @@ def DataGate(
     lines = describe_anomalies(anomalies.uri, splits, tolerate)
     if statistics is not None:
         lines += _statistics_lines(statistics, schema, label_column, task, skew or None, drift or None)
+    if statistics is not None and previous_statistics is not None and schema is not None and span_drift:
+        lines += _span_drift_lines(statistics, previous_statistics, schema, span_drift)
     if lines:
         raise DataAnomaliesError(
             "the data does not match the schema; training stopped. Anomalies:\n  "
@@ -157,3 +163,13 @@ def _statistics_lines(statistics, schema, label_column: str, task: str, skew, dr
         schema_proto = _read_schema(schema)
         lines += comparator_problems(train, evaluation, schema_proto, skew, drift)
     return lines
+
+
+def _span_drift_lines(statistics, previous_statistics, schema, limit: float) -> list[str]:
+    """Drift between the new span's train split and the previous span's, past `limit`."""
+    from tfx.components.statistics_gen import stats_artifact_utils
+
+    new = stats_artifact_utils.load_statistics(statistics, "train").proto()
+    previous = stats_artifact_utils.load_statistics(previous_statistics, "train").proto()
+    pair = (statistics.span, previous_statistics.span)
+    return span_drift_problems(new, previous, _read_schema(schema), limit, pair)

@@ -12,7 +12,7 @@ Only the comparator anomalies are reported here: the rest is ExampleValidator's.
 
 from __future__ import annotations
 
-__all__ = ["comparator_problems", "with_comparators"]
+__all__ = ["span_drift_problems", "comparator_problems", "with_comparators"]
 
 _COMPARATOR_TYPES = ("COMPARATOR_L_INFTY_HIGH", "COMPARATOR_JENSEN_SHANNON_DIVERGENCE_HIGH")
 
@@ -94,3 +94,28 @@ def comparator_problems(
         )
         lines += _comparator_lines(anomalies, "drift", drift)
     return lines
+
+
+def span_drift_problems(new_stats, previous_stats, schema, drift: float, spans: tuple[int, int]) -> list[str]:
+    """One line per feature whose distribution in the new span's train split differs from the previous span's
+    beyond `drift` (TFDV's drift comparators, as TFX's ExampleValidator with previous statistics).
+
+    Args:
+        new_stats: DatasetFeatureStatisticsList of the new span's train split.
+        previous_stats: the same for the previous span.
+        schema: the Schema.
+        drift: `data.checks.drift`.
+        spans: (new span, previous span), for the message.
+
+    Returns:
+        Lines naming the span pair, the feature and TFDV's measured distance; empty within the limit.
+    """
+    import tensorflow_data_validation as tfdv
+
+    anomalies = tfdv.validate_statistics(
+        new_stats, with_comparators(schema, None, drift), previous_statistics=previous_stats
+    )
+    return [
+        line.replace("between the train and eval splits", f"between span {spans[0]} and span {spans[1]} (train)")
+        for line in _comparator_lines(anomalies, "drift", drift)
+    ]

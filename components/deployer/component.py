@@ -16,7 +16,7 @@ default) records the verified `stable` version for `tensorflow_model_server
 
 `max_request_mb` (the spec's `deploy.max_request_mb`: rows per request x the
 largest encoded image or text) sizes the embedded server's request limits
-(`serving.request_limits`) and is recorded as `limits.json` beside the model
+(`serving.deployment_limits`) and is recorded as `limits.json` beside the model
 config file, where `python -m serving up --config-dir` reads it; 0 keeps the
 server defaults and removes a `limits.json` an earlier deployment wrote.
 Image and text rows work like table rows: the checks send the eval split's
@@ -32,6 +32,13 @@ from typing import TypedDict
 from tfx.dsl.component.experimental.annotations import InputArtifact, Parameter
 from tfx.dsl.component.experimental.decorators import component
 from tfx.types import standard_artifacts
+
+from serving import config as cfg
+from serving.deploy import DeployError, deploy_version, expected_predictions
+from serving.deployment_limits import LIMITS_FILE, ServerLimits
+from serving.rollout import ServingTarget
+from serving.server import EmbeddedServer
+from serving.server.app import DEFAULT_MAX_REQUEST_BYTES
 
 __all__ = ["Deployer", "DeploymentFailed", "config_dir_for", "record_limits", "sample_examples", "server_limits"]
 
@@ -67,7 +74,6 @@ def server_limits(max_request_mb: float):
     Raises:
         DeploymentFailed: `max_request_mb` is negative or not finite.
     """
-    from serving.request_limits import ServerLimits
 
     if max_request_mb == 0:
         return None
@@ -79,7 +85,6 @@ def server_limits(max_request_mb: float):
 
 def record_limits(config_dir: str, limits) -> None:
     """Writes `limits` to `<config_dir>/limits.json` for `python -m serving up`, or removes the file for None."""
-    from serving.request_limits import LIMITS_FILE
 
     if limits is not None:
         limits.write(config_dir)
@@ -88,8 +93,6 @@ def record_limits(config_dir: str, limits) -> None:
 
 
 def _embedded_server(config_dir: str, model_name: str, base_path: str, limits=None):
-    from serving import config as cfg
-    from serving.server import EmbeddedServer
 
     config_file = Path(config_dir) / cfg.MODEL_CONFIG_FILE
     if config_file.exists():  # keep what earlier deployments made `stable`
@@ -126,9 +129,6 @@ def Deployer(
     max_request_mb: Parameter[float] = 0.0,
 ) -> DeployerOutputs:
     """Deploys the pushed version as `stable`, or rolls back and fails."""
-    from serving.deploy import DeployError, deploy_version, expected_predictions
-    from serving.rollout import ServingTarget
-    from serving.server.app import DEFAULT_MAX_REQUEST_BYTES
 
     if not pushed_model.get_int_custom_property("pushed"):
         return {"version": -1, "p99_ms": 0.0}

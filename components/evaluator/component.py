@@ -49,7 +49,7 @@ def make_evaluator(examples, model, baseline_model, request: EvaluationRequest, 
     from tfx.components import Evaluator
     from tfx.dsl.components.base import executor_spec
 
-    from components.evaluator.executor import Executor
+    from components.evaluator.executor import Executor  # TFMA and Beam: only when the Evaluator is built
 
     evaluator = Evaluator(
         examples=examples,

@@ -67,6 +67,12 @@ class EvaluationRequest:
       top_k: k of `top_k_accuracy`.
       classes: the classes the spec declares (`label.classes`), or None.
       sample_rows: score a deterministic sample of this many eval rows (`evaluation.sample_rows`); None: all.
+      slices: the columns of each slice spec (`evaluation.slices`); `slicing.py` turns them into TFMA's.
+      slice_buckets: quantile buckets of a numeric slice column.
+      user_model: the model comes from a TFX module file's `run_fn` (`training.module_file`): its ModelSpec is
+        fitted to its own signatures (`user_model.py`).
+      fairness: `evaluation.fairness` (`thresholds`, `max_gap`, `min_examples`), or None; see `fairness.py`.
+      confidence: `evaluation.confidence`, the level of the intervals the gates' bounds must clear, or None.
     """
 
     label_key: str
@@ -76,6 +82,11 @@ class EvaluationRequest:
     top_k: int = 3
     classes: Optional[tuple[str, ...]] = None
     sample_rows: Optional[int] = None
+    slices: tuple[tuple[str, ...], ...] = ()
+    slice_buckets: int = 4
+    user_model: bool = False
+    fairness: Optional[dict[str, Any]] = None
+    confidence: Optional[float] = None
 
     def to_flag(self) -> str:
         """The request as one executor flag (TFX passes `extra_flags` to the executor)."""
@@ -89,6 +100,7 @@ class EvaluationRequest:
                 data = json.loads(flag[len(_FLAG) :])
                 data["metrics"] = tuple(data["metrics"])
                 data["classes"] = tuple(data["classes"]) if data.get("classes") is not None else None
+                data["slices"] = tuple(tuple(columns) for columns in data.get("slices") or ())
                 return cls(**data)
         return None
 

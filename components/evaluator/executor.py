@@ -26,10 +26,21 @@ from tfx.components.evaluator import constants
 from tfx.components.evaluator import executor as tfx_evaluator_executor
 from tfx.types import artifact_utils, standard_component_specs
 
-from components.evaluator import extractors, fast_metrics, report_plots, trivial_baseline
+from components.evaluator import (
+    confidence,
+    extractors,
+    fairness,
+    fast_metrics,
+    report_plots,
+    slice_results,
+    slicing,
+    trivial_baseline,
+    user_model,
+)
 from components.evaluator.eval_config import EvaluationRequest, build_eval_config, num_classes_of
 from components.evaluator.sample import sample_eval_split
 from components.evaluator.verdict import candidate_metrics, explain, write_verdict
+from serving.custom_ops import register_ops_for_saved_model
 
 __all__ = ["Executor", "gated_metric_names", "SHORT_ARRAY_ITEMS"]
 
@@ -43,14 +54,13 @@ def gated_metric_names(eval_config) -> frozenset[str]:
     names = set()
     for spec in eval_config.metrics_specs:
         for metric in spec.metrics:
-            if metric.HasField("threshold") and metric.config:
+            if (metric.HasField("threshold") or metric.per_slice_thresholds) and metric.config:
                 names.add(json.loads(metric.config).get("name", metric.class_name))
     return frozenset(names)
 
 
 def _register_model_ops(input_dict: dict[str, list[types.Artifact]]) -> None:
     """Imports tensorflow_text before TFMA loads a model whose graph uses its ops (`tokenizer: wordpiece`)."""
-    from serving.custom_ops import register_ops_for_saved_model
 
     for key in (standard_component_specs.MODEL_KEY, standard_component_specs.BASELINE_MODEL_KEY):
         for artifact in input_dict.get(key) or []:
@@ -97,6 +107,13 @@ class Executor(tfx_evaluator_executor.Executor):
             baseline = trivial_baseline.choose_baseline(request, classes, labels)
             logging.info("No thresholds declared: the candidate must beat %s", baseline)
         eval_config = build_eval_config(request, classes, baseline)
+        if request.user_model:
+            user_model.fit_user_model_spec(eval_config, trivial_baseline.serving_model_dir(model_uri))
+        if request.fairness:
+            fairness.add_fairness(eval_config, request.fairness)
+        if request.confidence:
+            confidence.enable(eval_config)
+        plan, names_by_spec = _add_slices(eval_config, request, artifact_utils.get_split_uri(examples, "eval"))
         _add_report_plots(eval_config, request, classes, labels)
         fast_metrics.use_fast_metrics(eval_config)
         properties = dict(exec_properties)
@@ -115,11 +132,26 @@ class Executor(tfx_evaluator_executor.Executor):
         blessed, reasons = explain(
             validation, candidate_metrics(evaluation_uri), baseline, gated_metric_names(eval_config)
         )
+        details = {"classes": list(classes) if classes else None}
+        if request.confidence:
+            blessed, reasons = _confidence(evaluation_uri, request, eval_config, details, (blessed, reasons))
         if not blessed:
             _mark_not_blessed(blessing)
-        details = {"classes": list(classes) if classes else None}
         if sampled is not None:
             details.update(sample_rows=sampled.rows, eval_rows=sampled.total)
+        if plan is not None:
+            details["slices"] = slice_results.slice_table(evaluation_uri, plan, request.thresholds)
+            details["slice_gates"] = {
+                name: bool(gate.get("higher_is_better", True)) for name, gate in request.thresholds.items()
+            }
+            # ML Metadata keeps the per-slice values with the blessing.
+            blessing.set_string_custom_property("slice_metrics", json.dumps(details["slices"]))
+            if request.fairness:
+                details["fairness"] = fairness.fairness_gaps(details["slices"], names_by_spec, request.fairness)
+                breaches = fairness.gap_reasons(details["fairness"])
+                if breaches:
+                    blessed, reasons = False, [r for r in reasons if r != "all thresholds met"] + breaches
+                    _mark_not_blessed(blessing)
         write_verdict(blessing.uri, blessed, reasons, details)
         logging.info("Verdict: %s (%s)", "BLESSED" if blessed else "NOT BLESSED", "; ".join(reasons))
 
@@ -138,6 +170,22 @@ class Executor(tfx_evaluator_executor.Executor):
             "Scoring a sample of %d of the %d eval rows (evaluation.sample_rows).", sampled.rows, sampled.total
         )
         return {**input_dict, standard_component_specs.EXAMPLES_KEY: [sampled.examples]}, sampled
+
+
+def _add_slices(eval_config, request: EvaluationRequest, split_uri: str):
+    """Adds `evaluation.slices` to `eval_config` (`slicing.py`).
+
+    Returns:
+      The eval split's `SlicePlan` (None without slices) and the slice names of each slice spec.
+    """
+    if not request.slices:
+        return None, {}
+    columns = list(dict.fromkeys(column for spec in request.slices for column in spec))
+    plan, per_spec = slicing.make_plan(request.slices, slicing.read_columns(split_uri, columns), request.slice_buckets)
+    slicing.add_slicing(eval_config, request.slices, plan, per_spec, request.thresholds)
+    logging.info("Slices: %d, buckets %s", len(plan.counts), plan.buckets)
+    names = {spec: [slicing.slice_name(spec, row) for row in counter] for spec, counter in per_spec.items()}
+    return plan, names
 
 
 @contextlib.contextmanager
@@ -172,6 +220,22 @@ def _add_report_plots(eval_config, request: EvaluationRequest, classes, labels: 
     spec = report_plots.report_metrics_spec(request.task, num_classes_of(request, classes), span)
     if spec is not None:
         eval_config.metrics_specs.append(spec)
+
+
+def _confidence(evaluation_uri: str, request: EvaluationRequest, eval_config, details: dict, verdict):
+    """The verdict with the value thresholds checked against the interval's bound; the intervals go in `details`."""
+    blessed, reasons = verdict
+    bounded = confidence.intervals(evaluation_uri, request.confidence)
+    gated = gated_metric_names(eval_config)
+    details["confidence"] = {
+        "level": request.confidence,
+        "intervals": bounded,
+        "gated": sorted(name for name in bounded if name in gated),
+    }
+    failures = confidence.bound_failures(bounded, request.thresholds, request.confidence)
+    if not failures:
+        return blessed, reasons
+    return False, [r for r in reasons if r != "all thresholds met"] + failures
 
 
 def _mark_not_blessed(blessing: types.Artifact) -> None:

@@ -1,13 +1,16 @@
-"""What the run report draws from the Evaluator: a binary confusion matrix, or a regression's calibration buckets.
+"""What the run report draws from the Evaluator: confusion matrix and calibration of a classifier, a regression's buckets.
 
 These are added to the EvalConfig as one more `MetricsSpec` with no threshold, so they gate nothing:
 the verdict reads only thresholds and double-valued metrics (`verdict.candidate_metrics`), and
 neither is one. Both reuse a pass TFMA already makes over the eval split.
 
-- binary label: `ConfusionMatrixAtThresholds` at 0.5 (TP/FP/TN/FN), named `CONFUSION_MATRIX`;
+- binary label: `ConfusionMatrixAtThresholds` at 0.5 (TP/FP/TN/FN), named `CONFUSION_MATRIX`, and a
+  `CalibrationPlot` of the probability in ten buckets of [0, 1], named `CLASS_CALIBRATION`;
+- multi-class: nothing (the spec's own `confusion_matrix` metric is the table). A calibration plot
+  per class would put NaN scores through TFMA's calibration histogram, which fails on them
+  (`int(nan)`), where multi-class metrics only come out NaN and void the blessing;
 - regression: a `CalibrationPlot` over the eval labels' range (per prediction bucket, the total
-  label, total prediction and count), named `CALIBRATION`;
-- multi-class: nothing (the spec's own `confusion_matrix` metric is the table).
+  label, total prediction and count), named `CALIBRATION`.
 
     >>> spec = report_metrics_spec("regression", 0, (25.0, 346.0))
     >>> spec.metrics[0].class_name
@@ -23,10 +26,19 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:  # TFMA is imported where a spec is built, so the report can read the names cheaply.
     import tensorflow_model_analysis as tfma
 
-__all__ = ["CONFUSION_MATRIX", "CALIBRATION", "THRESHOLD", "CALIBRATION_BUCKETS", "label_range", "report_metrics_spec"]
+__all__ = [
+    "CONFUSION_MATRIX",
+    "CALIBRATION",
+    "CLASS_CALIBRATION",
+    "THRESHOLD",
+    "CALIBRATION_BUCKETS",
+    "label_range",
+    "report_metrics_spec",
+]
 
 CONFUSION_MATRIX = "report_confusion_matrix"
 CALIBRATION = "report_calibration"
+CLASS_CALIBRATION = "report_class_calibration"
 THRESHOLD = 0.5
 CALIBRATION_BUCKETS = 10
 
@@ -65,11 +77,16 @@ def report_metrics_spec(
     """
     import tensorflow_model_analysis as tfma
 
+    calibration = {"name": CLASS_CALIBRATION, "num_buckets": CALIBRATION_BUCKETS, "left": 0.0, "right": 1.0}
     if task == "classification" and num_classes <= 2:
         config = {"name": CONFUSION_MATRIX, "thresholds": [THRESHOLD]}
         return tfma.MetricsSpec(
-            metrics=[tfma.MetricConfig(class_name="ConfusionMatrixAtThresholds", config=json.dumps(config))]
+            metrics=[
+                tfma.MetricConfig(class_name="ConfusionMatrixAtThresholds", config=json.dumps(config)),
+                tfma.MetricConfig(class_name="CalibrationPlot", config=json.dumps(calibration)),
+            ]
         )
+
     if task == "regression" and labels_span is not None:
         left, right = labels_span
         config = {"name": CALIBRATION, "num_buckets": CALIBRATION_BUCKETS, "left": left, "right": right}

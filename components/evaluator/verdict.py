@@ -14,6 +14,7 @@ import os
 from typing import Any, Optional
 
 from components.evaluator.eval_config import Baseline
+from components.evaluator.slice_results import slice_key_name
 
 __all__ = [
     "VERDICT_FILE",
@@ -76,22 +77,28 @@ def confusion_matrix(evaluation_uri: str, num_classes: int) -> Optional[list[lis
     return None
 
 
-def describe_failure(failure) -> str:
-    """One failed TFMA threshold (`MetricValidationResult.failures[i]`) as a sentence."""
+def describe_failure(failure, slice_key=None) -> str:
+    """One failed TFMA threshold (`MetricValidationResult.failures[i]`) as a sentence.
+
+    On a slice (`slice_key` of `metric_validations_per_slice`) the sentence names it:
+    `accuracy on payment_type=Cash is 0.7100, below the minimum 0.8000`.
+    """
     name = failure.metric_key.name
     value = failure.metric_value.double_value.value
     threshold = failure.metric_threshold
+    where = slice_key_name(slice_key) if slice_key is not None else ""
+    if where:
+        name = f"{name} on {where}"
     if failure.metric_key.is_diff:
         allowed = threshold.change_threshold.absolute.value
-        return (
-            f"{name} changed by {value:+.4f} against the last blessed model; "
-            f"allowed at worst {allowed:+.4f} (max_regression)"
-        )
+        against = "the last blessed model on the same slice" if where else "the last blessed model"
+        return f"{name} changed by {value:+.4f} against {against}; allowed at worst {allowed:+.4f} (max_regression)"
     bounds = threshold.value_threshold
+    verb = f"{name} is {value:.4f}," if where else f"{name} = {value:.4f} is"
     if bounds.HasField("lower_bound") and not value >= bounds.lower_bound.value:
-        return f"{name} = {value:.4f} is below the minimum {bounds.lower_bound.value:.4f}"
+        return f"{verb} below the minimum {bounds.lower_bound.value:.4f}"
     if bounds.HasField("upper_bound") and not value <= bounds.upper_bound.value:
-        return f"{name} = {value:.4f} is above the maximum {bounds.upper_bound.value:.4f}"
+        return f"{verb} above the maximum {bounds.upper_bound.value:.4f}"
     return f"{name} = {value:.4f} fails its threshold ({failure.message or 'no detail from TFMA'})"
 
 
@@ -131,7 +138,9 @@ def explain(
             "Add `evaluation.thresholds` (e.g. `accuracy: {min: 0.8}`)"
         ]
     failures = [
-        describe_failure(f) for per_slice in validation.metric_validations_per_slice for f in per_slice.failures
+        describe_failure(f, per_slice.slice_key)
+        for per_slice in validation.metric_validations_per_slice
+        for f in per_slice.failures
     ]
     blessed = bool(validation.validation_ok) and not non_finite
     if baseline is not None:

@@ -8,11 +8,13 @@ subclass that names its executor is how TFX asks for a custom executor
 from __future__ import annotations
 
 from tfx.components.example_gen.component import FileBasedExampleGen
+from tfx.components.example_gen.import_example_gen import executor as import_executor
 from tfx.dsl.components.base import executor_spec
+from tfx.types import standard_component_specs
 
-from components.example_gen import csv_executor
+from components.example_gen import csv_executor, spans
 
-__all__ = ["CsvExampleGen"]
+__all__ = ["CsvExampleGen", "SpanImportExampleGen"]
 
 
 class CsvExampleGen(FileBasedExampleGen):
@@ -23,3 +25,17 @@ class CsvExampleGen(FileBasedExampleGen):
     """
 
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(csv_executor.Executor)
+
+
+class _StampingImportExecutor(import_executor.Executor):
+    """TFX's ImportExampleGen executor, setting the Examples' `span`/`version` properties (`spans.stamp_span`)."""
+
+    def Do(self, input_dict, output_dict, exec_properties) -> None:  # noqa: N802 - TFX's name
+        spans.stamp_span(output_dict[standard_component_specs.EXAMPLES_KEY], exec_properties)
+        return super().Do(input_dict, output_dict, exec_properties)
+
+
+class SpanImportExampleGen(FileBasedExampleGen):
+    """TFX's ImportExampleGen (TFRecord files) whose Examples carry `span`/`version` as properties."""
+
+    EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(_StampingImportExecutor)

@@ -46,9 +46,17 @@ from compat.tfx import example_gen as tfx_example_gen
 from components.common import columnar_copy
 from components.common.csv_dialect import CsvDialect
 from components.common.data_files import is_gzip, keep_data_files
-from components.example_gen import fast_csv
+from components.example_gen import fast_csv, spans
 
-__all__ = ["CsvSettings", "Executor", "make_custom_config", "read_settings", "read_header", "written_columns"]
+__all__ = [
+    "CsvSettings",
+    "Executor",
+    "fast_path_plan",
+    "make_custom_config",
+    "read_settings",
+    "read_header",
+    "written_columns",
+]
 
 
 class CsvSettings(NamedTuple):
@@ -298,7 +306,7 @@ def _fast_path_plan(exec_properties: dict[str, Any], output_dict) -> tuple[list[
     return files, fast_csv.SplitSpec(tuple(names), tuple(buckets), tuple(folders))
 
 
-# Runners of this machine (`localworkersrunner`: pipelines/runners/beam_local_workers.py, for large data).
+# Runners of this machine (`localworkersrunner`: pipelines/beam/local_workers.py, for large data).
 _IN_PROCESS_RUNNERS = {
     "fnapirunner",
     "directrunner",
@@ -326,6 +334,7 @@ class Executor(tfx_csv.Executor):
 
     def Do(self, input_dict, output_dict, exec_properties) -> None:  # noqa: N802 - TFX's name
         exec_properties = dict(exec_properties, _beam_pipeline_args=self._beam_pipeline_args or [])
+        spans.stamp_span(output_dict[standard_component_specs.EXAMPLES_KEY], exec_properties)
         plan = _fast_path_plan(exec_properties, output_dict)
         if plan is None:
             return super().Do(input_dict, output_dict, exec_properties)
@@ -349,3 +358,7 @@ class Executor(tfx_csv.Executor):
             examples_utils.set_payload_format(artifact, example_gen_pb2.FORMAT_TF_EXAMPLE)
             columnar_copy.write_manifest(artifact.uri, counts)
         return None
+
+
+# The plan is the same for every file format with the fast path (components/example_gen/formats).
+fast_path_plan = _fast_path_plan

@@ -52,12 +52,16 @@ from tfx_bsl.coders import example_coder
 
 from components.common import columnar_copy
 from components.common.csv_dialect import CsvDialect
+from components.example_gen.fast_csv_pool import WorkerPool
 
 __all__ = [
     "ColumnKind",
     "SplitSpec",
     "infer_kinds",
     "write_examples",
+    "encode_batches",
+    "prepared",
+    "feature_lists",
     "write_tfrecord_gzip",
     "worker_count",
     "write_batch",
@@ -327,14 +331,18 @@ def write_examples(
     if workers is None:
         workers = worker_count(sum(os.path.getsize(path) for path in files))
     batches = _batches_in_files(files, column_names, na_values, dialect)  # every column: the split hash reads all
-    counts = dict.fromkeys(splits.names, 0)
+    return encode_batches(batches, job, workers)
+
+
+def encode_batches(batches: Iterator[pa.RecordBatch], job: BatchJob, workers: int) -> dict[str, int]:
+    """Writes each batch of text cells (`write_batch`) here (`workers` 0) or in worker processes; returns rows
+    per split. Other formats than CSV (`components/example_gen/formats`) send their batches as text here too."""
+    counts = dict.fromkeys(job.splits.names, 0)
     if workers == 0:
         for index, batch in enumerate(batches):
             _add(counts, write_batch(job, batch, f"0-{index:05d}"))
         return counts
-    from components.example_gen import fast_csv_worker
-
-    with fast_csv_worker.WorkerPool(job, workers) as pool:
+    with WorkerPool(job, workers) as pool:
         for batch in batches:
             pool.send(batch)
         for worker_counts in pool.finish():
@@ -345,3 +353,9 @@ def write_examples(
 def _add(counts: dict[str, int], more: dict[str, int]) -> None:
     for name, count in more.items():
         counts[name] += count
+
+
+# What `write_batch` does to a batch before the split, for a caller that encodes without splitting (the Beam
+# path of components/example_gen/formats).
+prepared = _prepared
+feature_lists = _feature_lists

@@ -23,6 +23,8 @@ from tfx.dsl.component.experimental.annotations import InputArtifact, OutputArti
 from tfx.dsl.component.experimental.decorators import component
 from tfx.types import standard_artifacts
 
+from components.row_filter.executor import drop_missing_split, filter_split
+
 __all__ = ["RowFilter", "DropMissing"]
 
 
@@ -34,7 +36,6 @@ def RowFilter(
     keep_missing: Parameter[bool] = False,
 ) -> None:
     """Drops rows where `expression` is false (or reads a missing value, unless `keep_missing`)."""
-    from components.row_filter.executor import filter_split
 
     _copy_splits(
         examples, filtered_examples, lambda source, target: filter_split(source, target, expression, keep_missing)
@@ -48,7 +49,6 @@ def DropMissing(
     column: Parameter[str],
 ) -> None:
     """Drops the rows that hold no value in `column` (a missing label, with `label.missing: drop`)."""
-    from components.row_filter.executor import drop_missing_split
 
     _copy_splits(examples, filtered_examples, lambda source, target: drop_missing_split(source, target, column))
 

@@ -28,16 +28,21 @@ from absl import logging
 
 from compat import keras as compat_keras
 from components.common.autograph_rules import skip_autograph_for_tf_keras
-from components.trainer import checkpoints, export, input_pipeline, model_builder, model_inputs, precision, summary
-from components.trainer import strategy as strategy_lib
-from components.trainer.accelerator_memory import log_estimate as log_memory_estimate
-from components.trainer.datasets import build_datasets
-from components.trainer.learning_rate import learning_rate as learning_rate_over_steps
+from components.trainer.devices import precision
+from components.trainer.devices import strategy as strategy_lib
+from components.trainer.devices.accelerator_memory import log_estimate as log_memory_estimate
+from components.trainer.input import input_pipeline
+from components.trainer.input.datasets import build_datasets
+from components.trainer.models import model_builder, model_inputs
+from components.trainer.monitoring import summary
+from components.trainer.monitoring.performance import PerformanceMonitor, input_bound_advice
+from components.trainer.monitoring.pipeline_run import pipeline_run_labels
+from components.trainer.monitoring.prometheus import MetricsExporter
 from components.trainer.options import TrainingOptions
-from components.trainer.performance import PerformanceMonitor, input_bound_advice
-from components.trainer.pipeline_run import pipeline_run_labels
-from components.trainer.prometheus import MetricsExporter
-from components.trainer.trainer_model import StepTimer, as_trainer_model
+from components.trainer.saved_model import export
+from components.trainer.training import checkpoints
+from components.trainer.training.learning_rate import learning_rate as learning_rate_over_steps
+from components.trainer.training.trainer_model import StepTimer, as_trainer_model
 from components.transform.config import TransformConfig, vocabulary_name
 from serving.custom_ops import register_ops_for_saved_model
 

@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("fn_args", help="JSON file written by save_fn_args")
     args = parser.parse_args(argv)
     fn_args = load_fn_args(args.fn_args)
-    from components.trainer.run_fn import run_fn
+    from components.trainer.run_fn import run_fn  # TensorFlow: after the worker's environment is set
 
     run_fn(fn_args)
     return 0

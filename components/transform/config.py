@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any, Optional
 
 from components.common.names import tensor_name
+from components.transform.label_expression import column_names
 
 __all__ = ["TransformConfig", "transformed_name", "vocabulary_name", "CATEGORICAL", "MEDIA", "WORDPIECE_VOCAB_SIZE"]
 
@@ -83,7 +84,6 @@ class TransformConfig:
         """Raw columns the label reads: never model inputs at serving time."""
         if self.label_column is not None:
             return [self.label_column]
-        from components.transform.label_expression import column_names
 
         return [c for c in column_names(self.label_expression) if c not in self.features]
 

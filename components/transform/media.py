@@ -7,7 +7,7 @@ from the file's header before it is decoded, so a file that claims more than
 `MAX_IMAGE_PIXELS` pixels (a decompression bomb) is refused without
 allocating it; a missing cell is an all-zero image. Normalisation for a
 backbone and training-only augmentation are layers of the model
-(`components.trainer.image_model`): the same graph serves raw bytes.
+(`components.trainer.models.image_classifier.builder`): the same graph serves raw bytes.
 
 A text cell is lower-cased, split into words (runs of letters and digits;
 punctuation is dropped), and each word becomes its id in a vocabulary of the

@@ -78,7 +78,7 @@ def indicator_name(column: str) -> str:
 def indicators(features: dict[str, dict[str, Any]], inputs: dict) -> dict[str, tf.Tensor]:
     """The missing-indicator outputs of the features that ask for one (`missing_indicator: true`).
 
-    Every float output of the transform is a model input (`components.trainer.model_inputs`), so
+    Every float output of the transform is a model input (`components.trainer.models.model_inputs`), so
     these reach the model, and the serving graph computes them from the raw request.
 
     Args:

@@ -12,6 +12,14 @@ import json
 import os
 import sys
 
+from pipelines.history import format as text
+from pipelines.history.diff import diff_runs
+from pipelines.history.mlmd_runs import RootError, fill_summary, list_runs
+from pipelines.history.select import RunNotFound, select_run
+from pipelines.outcome.metadata_file import MetadataUnreadable
+from pipelines.report.paths import report_path
+from pipelines.spec import ResolvedSpec, read_spec_text, typed_spec
+
 __all__ = ["add_runs_command", "root_of"]
 
 
@@ -25,7 +33,6 @@ def root_of(path: str) -> str:
         SpecError: `path` is a spec that cannot be read, is not valid YAML or does not type-check.
         RootError: `path` is neither a folder nor a file.
     """
-    from pipelines.history.mlmd_runs import RootError
 
     if os.path.isdir(path):
         return os.path.abspath(path)
@@ -39,7 +46,6 @@ def root_of(path: str) -> str:
 
 def _spec_root(path: str) -> str:
     """`pipeline.root` of the spec file at `path`, resolved as a run resolves it, without the spec's data checks."""
-    from pipelines.spec import ResolvedSpec, read_spec_text, typed_spec
 
     spec, _ = typed_spec(read_spec_text(path), path)
     return ResolvedSpec.from_spec(spec, path).root
@@ -52,12 +58,6 @@ def _json(value) -> str:
 
 
 def _cmd_runs(args) -> int:
-    from pipelines.history import format as text
-    from pipelines.history.diff import diff_runs
-    from pipelines.history.mlmd_runs import RootError, fill_summary, list_runs
-    from pipelines.history.select import RunNotFound, select_run
-    from pipelines.report.paths import report_path
-    from pipelines.runners.metadata_file import MetadataUnreadable
 
     try:
         root = root_of(args.spec)

@@ -7,6 +7,7 @@ import difflib
 from typing import Any
 
 from pipelines.history.mlmd_runs import RunInfo
+from pipelines.history.slices import slice_deltas
 
 __all__ = ["RunDiff", "diff_runs"]
 
@@ -27,6 +28,8 @@ class RunDiff:
     blessed: tuple[bool | None, bool | None]
     pushed_version: tuple[str | None, str | None]
     notes: list[str] = dataclasses.field(default_factory=list)
+    # `evaluation.slices`: per slice and metric, A, B and B-A (`history.slices.slice_deltas`).
+    slice_metrics: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -100,4 +103,5 @@ def diff_runs(a: RunInfo, b: RunInfo) -> RunDiff:
         blessed=(a.summary.get("blessed"), b.summary.get("blessed")),
         pushed_version=(a.pushed_version, b.pushed_version),
         notes=notes,
+        slice_metrics=slice_deltas(a.summary, b.summary),
     )

@@ -6,8 +6,11 @@ import os
 
 from tabulate import tabulate
 
+from components.evaluator.confidence import interval_text
+from components.evaluator.fairness import fairness_lines
 from pipelines.history.diff import RunDiff
 from pipelines.history.mlmd_runs import RunInfo
+from pipelines.history.slices import slice_deltas_text, slices_text
 
 __all__ = ["format_runs", "format_run", "format_diff", "blessing_text", "components_text", "metrics_text"]
 
@@ -67,6 +70,10 @@ def format_run(run: RunInfo, report: str | None) -> str:
         lines.append(
             "Against the baseline: " + " ".join(f"{k} {v:+.4f}" for k, v in sorted(summary["changes"].items()))
         )
+    if interval_text(summary.get("confidence") or {}):
+        lines.append(interval_text(summary.get("confidence") or {}))
+    lines.extend(slices_text(summary))
+    lines.extend(fairness_lines(summary.get("fairness") or []))
     pushed = summary.get("pushed_path")
     lines.append(f"Pushed: version {run.pushed_version} at {pushed}" if run.pushed_version else "Pushed: nothing")
     if run.record:
@@ -108,6 +115,7 @@ def format_diff(diff: RunDiff) -> str:
     lines += ["", "Metrics:"]
     rows = [[m["name"], _value(m["a"]), _value(m["b"]), _delta(m["delta"])] for m in diff.metrics]
     lines.append(tabulate(rows, headers=["METRIC", "A", "B", "B-A"], tablefmt="plain") if rows else "  (none)")
+    lines.extend(slice_deltas_text(diff.slice_metrics))
     lines.append(f"Blessed: {_value(diff.blessed[0])} -> {_value(diff.blessed[1])}")
     lines.append(f"Pushed version: {_value(diff.pushed_version[0])} -> {_value(diff.pushed_version[1])}")
     lines += ["", f"Re-ran in B: {', '.join(diff.reran) or 'nothing'}"]

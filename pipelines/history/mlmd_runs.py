@@ -3,7 +3,7 @@
 TFX registers each run as a `pipeline_run` context named by the run id; every
 component's execution in it is COMPLETE (it ran), CACHED (TFX reused an earlier
 output) or FAILED. Blessing, metrics and the pushed path come from the run's
-record when there is one, else from ML Metadata (`pipelines.runners.summary`).
+record when there is one, else from ML Metadata (`pipelines.outcome.summary`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import os
 from typing import Any
 
 from pipelines.history.records import RunRecord, read_records
+from pipelines.outcome.metadata_file import open_metadata
+from pipelines.outcome.summary import summarize
 
 __all__ = [
     "ArtifactInfo",
@@ -101,7 +103,6 @@ def open_store(root: str):
         RootError: there is no ML Metadata file under `root`.
         MetadataUnreadable: the file is not an ML Metadata store SQLite can read (one line: the file and the fix).
     """
-    from pipelines.runners.metadata_file import open_metadata
 
     return open_metadata(metadata_path(root), readonly=True)
 
@@ -128,8 +129,6 @@ def fill_summary(root: str, run: RunInfo) -> RunInfo:
     import logging
 
     from tfx.orchestration import metadata
-
-    from pipelines.runners.summary import summarize
 
     tf_logger = logging.getLogger("tensorflow")
     level = tf_logger.level

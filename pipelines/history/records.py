@@ -5,7 +5,7 @@ made them nor which data files were read. After every run, `<root>/runs/<run id>
 keeps the spec text, each data file's size and modification time (what TFX's
 ExampleGen fingerprints too; both taken as the run starts, so a data file
 deleted or changed before the run ends does not cost the record), a fingerprint of the framework's code, the run
-fingerprint of `pipelines.runners.fingerprint` and the run summary. Runs from
+fingerprint of `pipelines.outcome.fingerprint` and the run summary. Runs from
 before these records list from ML Metadata alone.
 """
 
@@ -19,7 +19,7 @@ import re
 import sys
 from typing import Any
 
-from pipelines.runners.fingerprint import code_fingerprint
+from pipelines.outcome.fingerprint import code_fingerprint
 
 __all__ = [
     "RunRecord",
@@ -113,7 +113,7 @@ def build_record(
         resolved: the run's `ResolvedSpec`.
         run_id: `RunResult.run_id`.
         summary: `RunSummary.to_dict()`.
-        run_fingerprint: `pipelines.runners.fingerprint.run_fingerprint(resolved)`.
+        run_fingerprint: `pipelines.outcome.fingerprint.run_fingerprint(resolved)`.
         seconds: how long the run took.
         log_file: the run's log.
         inputs: `read_inputs(resolved)` as the run started (default: read now).

@@ -11,12 +11,15 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pipelines.outcome.summary import output_artifacts
+from pipelines.report.calibration import CalibrationCurve, calibration_curves
 from pipelines.report.dag import DagLayout, layout
 from pipelines.report.eval_plots import BinaryConfusion, ResidualBucket, binary_confusion, residual_buckets
 from pipelines.report.evaluation import MetricRow, metric_rows
 from pipelines.report.statistics import FeatureStats, feature_statistics, read_split_statistics
 from pipelines.report.training import training_curves
 from pipelines.spec.data_rules import label_columns
+from serving import config as serving_config
 
 __all__ = ["RunFacts", "ReportData", "collect", "pipeline_graph", "MAX_FEATURES_SHOWN"]
 
@@ -34,7 +37,7 @@ class RunFacts:
         log_file: the run's log.
         order: component ids in the compiled pipeline's order.
         upstream: component id -> the ids it depends on.
-        results: the components that finished (`pipelines.runners.local.ComponentResult`).
+        results: the components that finished (`pipelines.outcome.results.ComponentResult`).
         failed: the component that failed, if one did, and its error.
         interrupted: the component that was running when Ctrl-C or SIGTERM stopped the run, its
             seconds, and the signal (`SIGINT`, `SIGTERM`).
@@ -80,13 +83,16 @@ class ReportData:
     serving_config: str | None = None
     missing: dict[str, str] = dataclasses.field(default_factory=dict)
     dropped_unlabelled: int = 0  # `label.missing: drop`: rows without a label left out (`RunSummary`)
+    slices: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # `evaluation.slices` (`RunSummary`)
+    thresholds: Mapping = dataclasses.field(default_factory=dict)  # `spec.evaluation.thresholds`
+    fairness: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # `evaluation.fairness` gaps
+    confidence_level: float | None = None  # `evaluation.confidence`: the metrics' intervals' level
+    calibration: list[CalibrationCurve] = dataclasses.field(default_factory=list)  # a classifier's, per class
 
 
 def _outputs(connection_config, results) -> dict[str, dict[str, list]]:
     """Component id -> output key -> artifact protos, for every component that finished."""
     from tfx.orchestration import metadata
-
-    from pipelines.runners.summary import output_artifacts
 
     found = {}
     with metadata.Metadata(connection_config) as handle:
@@ -144,7 +150,7 @@ def _statistics(data: ReportData, outputs: Mapping[str, Mapping[str, list]], spe
 
 
 def _anomalies(data: ReportData, outputs: Mapping[str, Mapping[str, list]]) -> str | None:
-    from components.data_gate.component import describe_anomalies
+    from components.data_gate.component import describe_anomalies  # TFX: only for a run whose report has anomalies
 
     artifacts = outputs.get("ExampleValidator", {}).get("anomalies", [])
     if not artifacts:
@@ -168,23 +174,29 @@ def _evaluation(data: ReportData, summary, thresholds: Mapping) -> str | None:
     if summary is None or summary.blessed is None:
         return _why_absent("Evaluator", data.run)
     data.blessed, data.reasons = summary.blessed, list(summary.reasons)
-    data.metrics = metric_rows(summary.metrics, summary.changes, thresholds, summary.reasons)
+    confidence = dict(getattr(summary, "confidence", {}) or {})
+    data.confidence_level = confidence.get("level")
+    data.metrics = metric_rows(
+        summary.metrics, summary.changes, thresholds, summary.reasons, intervals=confidence.get("intervals")
+    )
     data.classes, data.confusion_matrix = list(summary.classes), [list(r) for r in summary.confusion_matrix]
+    data.slices, data.thresholds = list(getattr(summary, "slices", [])), thresholds
+    data.fairness = list(getattr(summary, "fairness", []))
     return None
 
 
 def _evaluation_plots(data: ReportData, outputs: Mapping[str, Mapping[str, list]]) -> str | None:
-    """The binary confusion matrix or the residual buckets; nothing to say when the Evaluator did not run."""
+    """The binary confusion matrix, a classifier's calibration or the residual buckets; none without an Evaluator."""
     artifacts = outputs.get("Evaluator", {}).get("evaluation", [])
     if artifacts:
         data.binary_confusion = binary_confusion(artifacts[0].uri)
         data.residuals = residual_buckets(artifacts[0].uri)
+        data.calibration = calibration_curves(artifacts[0].uri, data.classes)
     return None
 
 
 def _serving(data: ReportData, summary, resolved) -> str | None:
-    from components.deployer.component import config_dir_for
-    from serving import config as serving_config
+    from components.deployer.component import config_dir_for  # TFX: only for a run with a Deployer
 
     if summary is not None:
         data.pushed_path, data.new_version = summary.pushed_path, summary.new_version

@@ -17,7 +17,7 @@ class MetricRow:
     """One metric: its value, the bounds it is held to, the change against the baseline, and the outcome.
 
     `passed` is None when no threshold applies or the model was not evaluated; `change` is None
-    without a blessed baseline.
+    without a blessed baseline; `interval` (lower, upper) is None without `evaluation.confidence`.
     """
 
     name: str
@@ -27,6 +27,7 @@ class MetricRow:
     max_regression: float | None = None
     change: float | None = None
     passed: bool | None = None
+    interval: tuple[float, float] | None = None
 
 
 def _gated_names(name: str, gate, metrics: Mapping[str, float]) -> list[str]:
@@ -44,6 +45,7 @@ def metric_rows(
     thresholds: Mapping,
     reasons: Sequence[str] = (),
     evaluated: bool = True,
+    intervals: Mapping[str, Sequence[float]] | None = None,
 ) -> list[MetricRow]:
     """Every gated metric (first) and every other computed one.
 
@@ -53,6 +55,7 @@ def metric_rows(
         thresholds: `spec.evaluation.thresholds` (metric name -> ThresholdSpec).
         reasons: the verdict's reasons (`RunSummary.reasons`); a failed gate's reason starts with its name.
         evaluated: whether the Evaluator gave a verdict (`RunSummary.blessed is not None`).
+        intervals: metric -> [value, lower, upper] (`RunSummary.confidence["intervals"]`), or None.
 
     Returns:
         The rows; a gated metric that was not computed has value None.
@@ -75,4 +78,7 @@ def metric_rows(
                 )
             )
     rows.extend(MetricRow(m, metrics[m], change=changes.get(m)) for m in sorted(metrics) if m not in gated)
+    for row in rows:
+        bounds = (intervals or {}).get(row.name)
+        row.interval = (bounds[1], bounds[2]) if bounds else None
     return rows

@@ -7,10 +7,12 @@ import math
 import os
 import uuid
 
+from pipelines.builtins import DATA_GATE
 from pipelines.report.charts import curves_svg, histogram_svg, residuals_svg, split_colour
 from pipelines.report.collect import ReportData
 from pipelines.report.dag import BOX_HEIGHT, BOX_WIDTH
 from pipelines.report.eval_plots import mean_residual
+from pipelines.report.slices import slices_view
 
 __all__ = ["render", "write_atomically", "TRAINING_KEYS"]
 
@@ -104,11 +106,17 @@ def render(data: ReportData) -> str:
             curves=curves,
             residuals_chart=residuals,
             mean_residual=mean_residual(data.residuals),
+            calibration_charts=[
+                (curve, Markup(residuals_svg([(b.mean_prediction, b.mean_label, b.count) for b in curve.buckets])))
+                for curve in data.calibration
+                if curve.buckets
+            ],
+            slices_view=slices_view(data.slices, data.thresholds, data.fairness),
             binary_classes=data.classes if len(data.classes) == 2 else ["0", "1"],
             training_keys=TRAINING_KEYS,
             pushed_version=pushed_version,
-            gate_passed=any(n.id == "DataGate" and n.status in ("executed", "cached") for n in data.dag.nodes),
-            gate_failed=bool(data.run.failed and data.run.failed[0] == "DataGate"),
+            gate_passed=any(n.id == DATA_GATE and n.status in ("executed", "cached") for n in data.dag.nodes),
+            gate_failed=bool(data.run.failed and data.run.failed[0] == DATA_GATE),
             split_colours={split: split_colour(split, i) for i, split in enumerate(data.splits)},
             written=datetime.datetime.now().isoformat(timespec="seconds"),
         )

@@ -17,7 +17,10 @@ import sys
 import time
 from typing import Any, TextIO
 
+from pipelines.outcome.results import ComponentResult
+from pipelines.report.collect import RunFacts, collect, pipeline_graph
 from pipelines.report.paths import report_path
+from pipelines.report.render import render, write_atomically
 
 __all__ = ["RunReporter", "write_report"]
 
@@ -38,9 +41,6 @@ def write_report(resolved, connection_config, run, summary=None) -> str | None:
     """
     path = report_path(resolved.root, run.run_id)
     try:
-        from pipelines.report.collect import collect
-        from pipelines.report.render import render, write_atomically
-
         started = time.perf_counter()
         write_atomically(path, render(collect(resolved, connection_config, run, summary)))
         logger.info("Wrote the run report %s in %.2fs.", path, time.perf_counter() - started)
@@ -52,7 +52,7 @@ def write_report(resolved, connection_config, run, summary=None) -> str | None:
 
 
 class RunReporter:
-    """A run hook (see `pipelines.runners.hooks`) that keeps what the report needs about the run.
+    """A run hook (see `pipelines.hooks.phases`) that keeps what the report needs about the run.
 
     Args:
         resolved: the run's `ResolvedSpec`.
@@ -62,7 +62,6 @@ class RunReporter:
     """
 
     def __init__(self, resolved, tfx_pipeline, log_file: str = "", stream: TextIO | None = None):
-        from pipelines.report.collect import pipeline_graph
 
         self.resolved = resolved
         self.connection_config = tfx_pipeline.metadata_connection_config
@@ -82,8 +81,6 @@ class RunReporter:
     def after_component(
         self, *, component_id: str, status: str, seconds: float, execution_id: int | None, **_: Any
     ) -> None:
-        from pipelines.runners.local import ComponentResult
-
         self.results.append(ComponentResult(component_id, status, seconds, execution_id))
 
     def on_failure(self, *, component_id: str, seconds: float, error: BaseException, **_: Any) -> None:
@@ -104,7 +101,6 @@ class RunReporter:
         return self._write(summary)
 
     def _write(self, summary) -> str | None:
-        from pipelines.report.collect import RunFacts
 
         if self.run_id is None:
             return None

@@ -19,44 +19,13 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
+# The filter itself lives with the built-ins, whose Pusher factory drops TFX's deprecation line while it builds.
+from pipelines.builtins.quiet import CUSTOM_EXECUTOR_SPEC_DEPRECATED, MessageFilter, dropping
+
 __all__ = ["MessageFilter", "dropping", "echoing", "CUSTOM_EXECUTOR_SPEC_DEPRECATED", "ECHOED_PREFIXES"]
 
-CUSTOM_EXECUTOR_SPEC_DEPRECATED = "`custom_executor_spec` is deprecated"
-# `components.trainer.accelerator_memory.log_estimate`: memory per step, and the batch that fits.
+# `components.trainer.devices.accelerator_memory.log_estimate`: memory per step, and the batch that fits.
 ECHOED_PREFIXES = ("Trainer: about ",)
-
-
-class MessageFilter(logging.Filter):
-    """Drops log records whose message starts with one of `prefixes`."""
-
-    def __init__(self, *prefixes: str):
-        super().__init__()
-        self.prefixes = prefixes
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith(self.prefixes)
-
-
-@contextlib.contextmanager
-def dropping(*prefixes: str, loggers: tuple[str, ...] = ("absl", "")) -> Iterator[MessageFilter]:
-    """Drops log records starting with `prefixes` from `loggers` inside the `with` block.
-
-    Args:
-        prefixes: message starts to drop.
-        loggers: logger names ("" is the root logger; absl's `logging.warning` goes to `absl`).
-
-    Yields:
-        The installed filter.
-    """
-    message_filter = MessageFilter(*prefixes)
-    targets = [logging.getLogger(name) if name else logging.getLogger() for name in loggers]
-    for logger in targets:
-        logger.addFilter(message_filter)
-    try:
-        yield message_filter
-    finally:
-        for logger in targets:
-            logger.removeFilter(message_filter)
 
 
 class _EchoHandler(logging.Handler):

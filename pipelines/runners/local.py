@@ -17,8 +17,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pipelines.beam import overheads as beam_overheads
+from pipelines.hooks.phases import HookList
+from pipelines.outcome.results import ComponentResult
 from pipelines.runners import retry
-from pipelines.runners.hooks import HookList
 from pipelines.runners.interrupt import RunInterrupted, signal_name
 
 __all__ = ["ComponentResult", "RunResult", "run_pipeline", "ComponentFailed"]
@@ -31,14 +33,6 @@ class ComponentFailed(RuntimeError):
         self.component_id = component_id
         self.log_file = log_file
         super().__init__(f"{component_id} failed: {error}\nFull log: {log_file}")
-
-
-@dataclasses.dataclass
-class ComponentResult:
-    component_id: str
-    status: str  # executed | cached | skipped
-    seconds: float
-    execution_id: int | None
 
 
 @dataclasses.dataclass
@@ -132,8 +126,6 @@ def run_pipeline(
     from tfx.orchestration import metadata
     from tfx.orchestration.local import runner_utils
     from tfx.orchestration.portable import launcher, runtime_parameter_utils
-
-    from pipelines.runners import beam_overheads
 
     beam_overheads.install()
     handler = _attach_log_file(log_file)

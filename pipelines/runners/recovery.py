@@ -18,6 +18,8 @@ import os
 import re
 import shutil
 
+from pipelines.outcome.metadata_file import open_metadata
+
 __all__ = ["Recovered", "recover_killed_run", "fail_running_executions", "remove_partial_outputs", "remove_staging"]
 
 # The reason recorded on an execution that a killed run left RUNNING.
@@ -59,8 +61,6 @@ def fail_running_executions(metadata_path: str) -> list[int]:
     if not os.path.exists(metadata_path):
         return []
     from ml_metadata.proto import metadata_store_pb2
-
-    from pipelines.runners.metadata_file import open_metadata
 
     store = open_metadata(metadata_path, readonly=False)
     unfinished = (metadata_store_pb2.Execution.RUNNING, metadata_store_pb2.Execution.NEW)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from pipelines.runners import fingerprint
-from pipelines.runners.summary import RunSummary, format_summary, summarize
+from pipelines.history.records import save_run
+from pipelines.outcome import fingerprint
+from pipelines.outcome.summary import RunSummary, format_summary, summarize
 
 __all__ = ["finish_run"]
 
@@ -40,7 +41,6 @@ def finish_run(
     Returns:
         The run's summary.
     """
-    from pipelines.history.records import save_run  # read by `runs` and `ui`
 
     summary = summarize(connection, components)
     report = reporter.write(summary)

@@ -8,7 +8,7 @@ import os
 from pipelines.spec.data_rules import label_scale
 from pipelines.spec.errors import SpecError, SpecProblem
 from pipelines.spec.label_missing import with_drop_step
-from pipelines.spec.models import PipelineSpec
+from pipelines.spec.models import SPEC_VARIANTS, PipelineSpec
 from pipelines.spec.resolved import ResolvedSpec
 from pipelines.spec.rules import CheckContext, check
 from pipelines.spec.transform_rules import tf1_unreadable_columns
@@ -58,6 +58,7 @@ def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None, tar
         resolved,
         spec=spec,
         data_files=ctx.profile.files,
+        spans=ctx.resolved.spans,
         data_format=ctx.profile.format,
         csv_dialect=ctx.profile.dialect,
         label_scale=label_scale(spec, ctx.profile),
@@ -73,7 +74,7 @@ def typed_spec(text: str, spec_file: str = "<spec>") -> tuple[PipelineSpec, Yaml
         SpecError: the text is not valid YAML, or does not type-check.
     """
     source = read_yaml(text, spec_file)
-    spec, problems = build(PipelineSpec, source)
+    spec, problems = build(PipelineSpec, source, SPEC_VARIANTS)
     if problems:
         raise SpecError(problems)
     return spec, source

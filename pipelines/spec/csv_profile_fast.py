@@ -24,8 +24,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from components.common.csv_dialect import CsvDialect
+from pipelines.spec.data_profile import DataProfile
 
-__all__ = ["fast_profile", "parse_number", "FAST_MIN_BYTES"]
+__all__ = ["fast_profile", "parse_number", "TextColumn", "FAST_MIN_BYTES"]
 
 FAST_MIN_BYTES = 8 << 20  # below this, the row-by-row reader is as fast and gives every message itself
 # Plain decimal numbers (Arrow casts them as float() reads them); anything else (inf, nan, 1_000) goes to float().
@@ -40,7 +41,7 @@ def parse_number(text: str) -> float | None:
         return None
 
 
-class _Column:
+class TextColumn:
     """What the pass saw in one column: text, missing, filled, distinct values (up to 2), kept values."""
 
     def __init__(self, keep: bool):
@@ -160,11 +161,9 @@ def fast_profile(
         profiled_columns: the columns profiled besides `keep_columns` (None: all); Arrow splits the others out of
             each line (so a malformed row is still found) but never converts them.
     """
-    from pipelines.spec.data_checks import DataProfile
-
     chosen = None if profiled_columns is None else {*profiled_columns, *keep_columns}
     profiled = [name for name in header if chosen is None or name in chosen]
-    columns = {name: _Column(name in keep_columns) for name in profiled}
+    columns = {name: TextColumn(name in keep_columns) for name in profiled}
     rows = 0
     try:
         for file_index, path in enumerate(files):

@@ -16,9 +16,19 @@ import stat
 
 from components.common.csv_dialect import CsvDialect
 from components.common.data_files import data_files, open_text
+from components.example_gen.formats import ENDINGS, FORMATS, format_of
 from pipelines.spec.csv_profile_fast import FAST_MIN_BYTES, fast_profile, parse_number
+from pipelines.spec.data_profile import DataProfile
 
-__all__ = ["DataProblem", "DataProfile", "csv_delimiter", "list_data_files", "profile_csv", "profile_tfrecord"]
+__all__ = [
+    "DataProblem",
+    "DataProfile",
+    "TABULAR_FORMATS",
+    "csv_delimiter",
+    "list_data_files",
+    "profile_csv",
+    "profile_tfrecord",
+]
 
 _MAX_REPORTED_ROWS = 5
 _TSV_ENDINGS = (".tsv", ".tsv.gz", ".tab")
@@ -27,38 +37,12 @@ _CSV_ENDINGS = (".csv", ".csv.gz", *_TSV_ENDINGS)
 _OTHER_DELIMITERS = (";", "\t", "|", ",")
 _TFRECORD_ENDINGS = (".tfrecord", ".tfrecords", ".tfrecord.gz", ".gz", ".rio")
 _IMAGE_ENDINGS = (".jpg", ".jpeg", ".png")
+# Formats whose columns `validate` profiles (types, missing cells, the label's values).
+TABULAR_FORMATS = ("csv", *FORMATS)
 
 
 class DataProblem(ValueError):
     """The data cannot be used; the message names the file and row or column."""
-
-
-@dataclasses.dataclass(frozen=True)
-class DataProfile:
-    """What the data looks like: its columns, which of them are numeric, and what each holds.
-
-    `columns` is the whole header; the per-column findings (`numeric`, `empty`, ...) cover the columns
-    profiled (`profile_csv`'s `columns`: those the spec uses).
-    """
-
-    files: tuple[str, ...]
-    format: str
-    columns: tuple[str, ...]
-    numeric: frozenset[str]
-    rows: int
-    empty: frozenset[str] = frozenset()
-    # Columns with at least one missing cell; columns with one distinct value.
-    missing: frozenset[str] = frozenset()
-    constant: frozenset[str] = frozenset()
-    # Column -> (file, line, text) of its first non-numeric cell.
-    first_text: dict[str, tuple[str, int, str]] = dataclasses.field(default_factory=dict)
-    # Column -> its least finite number, for the columns holding any.
-    minimum: dict[str, float] = dataclasses.field(default_factory=dict)
-    # Column -> (missing cells, file and line of the first), for the columns with any.
-    missing_cells: dict[str, tuple[int, str, int]] = dataclasses.field(default_factory=dict)
-    # Column -> one float (None: missing or text) per row, for the columns asked for.
-    values: dict[str, tuple] = dataclasses.field(default_factory=dict)
-    dialect: CsvDialect = CsvDialect()  # CSV: how cells are separated
 
 
 def csv_delimiter(files: list[str] | tuple[str, ...], declared: str | None) -> str:
@@ -112,9 +96,13 @@ def list_data_files(path: str, data_format: str | None) -> tuple[list[str], str]
             data_format = "csv"
         elif all(f.endswith(_TFRECORD_ENDINGS) for f in files):
             data_format = "tfrecord"
+        elif len({format_of(f) for f in files} - {None}) == 1 and None not in {format_of(f) for f in files}:
+            data_format = format_of(files[0])
         else:
             raise DataProblem(
-                f"cannot tell the format of {path} from its file names. Add `format: csv` or `format: tfrecord`."
+                f"cannot tell the format of {path} from its file names. Expected names ending in `.csv`, "
+                f"`.tfrecord`, {', '.join(f'`{e}`' for e in ENDINGS)}, all of one format. Add `format:` under "
+                f"`data:` ({', '.join(('csv', 'tfrecord', *FORMATS))}), or rename the files."
             )
     return files, data_format
 
@@ -138,7 +126,10 @@ def _is_image_folder(path: str) -> bool:
     if not os.path.isdir(path):
         return False
     entries = [entry for entry in os.scandir(path) if not entry.name.startswith(".")]
-    if any(entry.is_file() and entry.name.endswith(_CSV_ENDINGS + _TFRECORD_ENDINGS) for entry in entries):
+    if any(
+        entry.is_file() and (entry.name.endswith(_CSV_ENDINGS + _TFRECORD_ENDINGS) or format_of(entry.name))
+        for entry in entries
+    ):
         return False
     return any(
         any(name.lower().endswith(_IMAGE_ENDINGS) for name in os.listdir(entry.path))

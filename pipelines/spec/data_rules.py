@@ -13,8 +13,10 @@ from collections.abc import Iterator
 import numpy as np
 
 from components.transform import label_expression
+from pipelines.spec.data_checks import TABULAR_FORMATS
 from pipelines.spec.errors import SpecProblem
-from pipelines.spec.label_missing import DROP_STEP
+from pipelines.spec.label_missing import DROP_STEP, note_dropped_rows
+from pipelines.spec.slice_rules import slice_columns
 
 __all__ = [
     "rule_label_values",
@@ -71,16 +73,17 @@ def label_columns(spec) -> tuple[str, ...]:
 
 
 def columns_used(spec, schema_path: str | None = None) -> tuple[str, ...] | None:
-    """The data columns the pipeline reads: the features and the label's columns, sorted; None: every column.
+    """The data columns the pipeline reads: features, the label's and the slices' columns, sorted; None: every column.
 
-    Every column is kept where the spec may read others than it names: a user `transform.module` (its
-    `inputs` hold every column), a custom step reading `ExampleGen.examples` (a `row_filter` expression),
+    Every column is kept where the spec may read others than it names: a user `transform.module` or
+    `transform.module_file` (its `inputs` hold every column), a custom step reading `ExampleGen.examples` (a `row_filter` expression),
     or a `schema` file (it may require columns the spec does not name). ExampleGen writes only these
     columns and `validate` profiles only these.
     """
     if (
         schema_path
         or spec.transform.module
+        or spec.transform.module_file  # a TFX preprocessing_fn reads any column
         or any(
             str(source).startswith("ExampleGen.")
             for step in spec.steps
@@ -89,7 +92,7 @@ def columns_used(spec, schema_path: str | None = None) -> tuple[str, ...] | None
         )
     ):
         return None
-    return tuple(sorted({*spec.features, *label_columns(spec)}))
+    return tuple(sorted({*spec.features, *label_columns(spec), *slice_columns(spec)}))
 
 
 def label_values(spec, profile) -> list | None:
@@ -123,7 +126,7 @@ def label_scale(spec, profile) -> tuple[float, float] | None:
     """(mean, standard deviation) of a regression label over every row of the data, or None (not
     regression, not CSV, or no spread). The built-in models predict `mean + std * output`, so a label in
     the hundreds of thousands (house prices) is learned at the default learning rate, not only one near 1."""
-    if spec.label.task == "classification" or profile is None or profile.format != "csv":
+    if spec.label.task == "classification" or profile is None or profile.format not in TABULAR_FORMATS:
         return None
     values = label_values(spec, profile)
     present = np.array([v for v in values or () if v is not None], dtype=float)
@@ -136,14 +139,12 @@ def label_scale(spec, profile) -> tuple[float, float] | None:
 def rule_label_values(ctx) -> Iterator[SpecProblem]:
     """The label has values, and at least two classes (or two distinct values for regression)."""
     spec, profile = ctx.spec, ctx.profile
-    if profile is None or profile.format != "csv":
+    if profile is None or profile.format not in TABULAR_FORMATS:
         return
     path = "label.column" if spec.label.column is not None else "label.expression"
     source = spec.label.column or spec.label.expression
     gaps = profile.missing_cells.get(spec.label.column) if spec.label.column is not None else None
     if gaps is not None and gaps[0] < profile.rows and spec.label.missing == "drop":
-        from pipelines.spec.label_missing import note_dropped_rows
-
         note_dropped_rows(spec, gaps[0], profile.rows, gaps[1], gaps[2])
     elif gaps is not None and gaps[0] < profile.rows:  # every cell missing: "no values" below
         count, where, line = gaps

@@ -17,8 +17,11 @@ from collections.abc import Sequence
 
 from components.common.csv_dialect import CsvDialect
 from components.common.data_files import data_files
+from components.example_gen.formats import FORMATS
+from components.example_gen.image_files import ImageFolderError, list_image_folder
 from components.transform.label_classes import LabelClassError, class_name, order_classes
 from pipelines.spec.errors import SpecError, SpecProblem
+from pipelines.spec.format_profile import label_cells
 from pipelines.spec.resolved import ResolvedSpec
 
 __all__ = ["label_values", "label_classes"]
@@ -79,7 +82,6 @@ def _tfrecord_values(files: Sequence[str], column: str) -> set[str]:
 
 def _class_folders(path: str) -> set[str]:
     """An image folder's classes: the sub-folders that hold JPEG/PNG files (as ExampleGen reads them)."""
-    from components.example_gen.image_files import ImageFolderError, list_image_folder
 
     try:
         return set(list_image_folder(path).classes)
@@ -106,6 +108,12 @@ def label_values(resolved: ResolvedSpec) -> set[str]:
         names = _class_folders(resolved.data_path)
     elif resolved.data_format == "tfrecord":
         names = _tfrecord_values(files, column)
+    elif resolved.data_format in FORMATS:
+        try:
+            cells, numeric = label_cells(files, resolved.data_format, column, ("", *resolved.spec.data.na_values))
+        except ValueError as err:
+            raise LabelClassError(str(err)) from None
+        names = {class_name(float(c)) for c in cells} if numeric else cells
     else:
         cells = _csv_cells(files, column, frozenset({"", *resolved.spec.data.na_values}), resolved.csv_dialect)
         names = {class_name(float(c)) for c in cells} if all(_is_number(c) for c in cells) else cells
@@ -138,6 +146,8 @@ def label_classes(resolved: ResolvedSpec) -> list[str] | None:
         return ["0", "1"]
     declared = list(label.classes) if label.classes is not None else None
     try:
+        if resolved.data_format == "bigquery":  # not read at compile time: validate asked for `label.classes`
+            return order_classes(None, declared, label.positive_class)
         found = label_values(resolved)
         return order_classes(found, declared, label.positive_class)
     except LabelClassError as error:

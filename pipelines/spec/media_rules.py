@@ -2,23 +2,26 @@
 
 `transform: image` reads encoded image bytes: an image folder's `image`
 column, or a bytes feature of TFRecords (a CSV cell cannot hold an image).
-`transform: text` reads a text column. `model.type: image_classifier` takes
-exactly one `image` feature and `text_classifier` exactly one `text` feature.
+`transform: text` reads a text column. A model type that encodes a media
+feature (its registry entry's `media`, e.g. `image_classifier`: `image`)
+takes exactly one such feature; the table model types take none. Each
+type's own rules run in `rule_model_type`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from components.trainer.models.registry import MODEL_TYPES, model_type, type_for_media
 from pipelines.spec.errors import SpecProblem
 
-__all__ = ["rule_media_transforms", "rule_media_model", "rule_augment_with_xla"]
+__all__ = ["rule_media_transforms", "rule_media_model", "rule_model_type"]
 
-# Augmentations whose TensorFlow ops XLA cannot compile (ImageProjectiveTransformV3; measured on TF 2.16).
-_NOT_XLA = ("rotate", "zoom")
-
-_MODEL_FEATURE = {"image_classifier": "image", "text_classifier": "text"}
-_MEDIA = frozenset(_MODEL_FEATURE.values())
+_MEDIA = frozenset(kind.media for kind in MODEL_TYPES.values() if kind.media)
+_EXAMPLES = {
+    "image": "`image: {transform: image, image_size: [224, 224]}`",
+    "text": "`review: {transform: text, sequence_length: 128}`",
+}
 
 
 def _image_problem(profile, name: str) -> str | None:
@@ -74,12 +77,11 @@ def rule_media_transforms(ctx) -> Iterator[SpecProblem]:
 
 
 def rule_media_model(ctx) -> Iterator[SpecProblem]:
-    """`image_classifier` takes exactly one `image` feature, `text_classifier` exactly one `text` feature;
-    the table models take none."""
+    """A type that encodes a media feature takes exactly one of that transform; the table types take none."""
     model = ctx.spec.model
     if model.build_model is not None:
         return
-    transform = _MODEL_FEATURE.get(model.type)
+    transform = model_type(model.type).media
     if transform is None:
         media = sorted((name, f.transform) for name, f in ctx.spec.features.items() if f.transform in _MEDIA)
         if media:
@@ -87,7 +89,7 @@ def rule_media_model(ctx) -> Iterator[SpecProblem]:
             yield ctx.problem(
                 "model.type",
                 f"`model.type: {model.type}` reads table features only. Expected no `transform: image` or `text` "
-                f"feature. Received: `{name}` (`transform: {kind}`). Use `model.type: {kind}_classifier`, or "
+                f"feature. Received: `{name}` (`transform: {kind}`). Use `model.type: {type_for_media(kind)}`, or "
                 f"`model.build_model` for a model of your own.",
             )
         return
@@ -95,11 +97,7 @@ def rule_media_model(ctx) -> Iterator[SpecProblem]:
     if len(matching) == 1:
         return
     received = f"{len(matching)}: {', '.join(f'`{n}`' for n in matching)}" if matching else "none"
-    example = (
-        "`image: {transform: image, image_size: [224, 224]}`"
-        if transform == "image"
-        else "`review: {transform: text, sequence_length: 128}`"
-    )
+    example = _EXAMPLES.get(transform, f"`name: {{transform: {transform}}}`")
     fix = f"Keep one of them (the model reads one {transform} input)." if matching else f"Add one, e.g. {example}."
     yield ctx.problem(
         "model.type",
@@ -108,16 +106,7 @@ def rule_media_model(ctx) -> Iterator[SpecProblem]:
     )
 
 
-def rule_augment_with_xla(ctx) -> Iterator[SpecProblem]:
-    """`training.xla` compiles the train step, augmentation layers included: rotate and zoom do not compile."""
-    if not ctx.spec.training.xla or ctx.spec.model.type != "image_classifier":
-        return
-    found = [name for name in ctx.spec.model.augment if name in _NOT_XLA]
-    if found:
-        yield ctx.problem(
-            "model.augment",
-            f"XLA cannot compile the `{'`, `'.join(found)}` augmentation (TensorFlow's image transform op has no "
-            "XLA kernel), and `training.xla: true` compiles the whole train step. Expected with XLA: `flip`, "
-            f"`contrast`. Received: augment={list(ctx.spec.model.augment)}. Remove `{found[0]}`, or set "
-            "`training.xla: false`.",
-        )
+def rule_model_type(ctx) -> Iterator[SpecProblem]:
+    """The rules the spec's model type declares (its registry entry's `rules`)."""
+    for rule in model_type(ctx.spec.model.type).rules:
+        yield from rule(ctx)

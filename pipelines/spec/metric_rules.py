@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from components.transform.label_classes import LabelClassError
 from pipelines.spec import metrics as metric_table
 from pipelines.spec.errors import SpecProblem, did_you_mean
+from pipelines.spec.label_values import label_classes
 
 __all__ = ["rule_metric_classes", "read_label_classes", "fitted_metrics"]
 
 
 def read_label_classes(resolved) -> list[str] | None:
     """The label's classes in index order, or None (regression, or data the label rules report on)."""
-    from components.transform.label_classes import LabelClassError
-    from pipelines.spec.label_values import label_classes
 
     try:
         return label_classes(resolved)

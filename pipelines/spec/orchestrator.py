@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterator
 from typing import Literal, Optional
 
+from pipelines.spec.cron import cluster_cron_problem, cron_problem
+
 __all__ = [
     "ComponentRunSpec",
     "KubeflowSpec",
@@ -30,7 +32,7 @@ __all__ = [
 ]
 
 Target = Literal["local", "beam", "kubeflow", "airflow"]
-# Who labels the GPU nodes of the cluster (pipelines.targets.gpu_nodes).
+# Who labels the GPU nodes of the cluster (pipelines.spec.gpu_nodes).
 Platform = Literal["gke", "nvidia-gfd", "none"]
 TARGETS: tuple[str, ...] = Target.__args__  # type: ignore[attr-defined]
 # TFX's own image for this TFX version; build FROM it with this project installed.
@@ -138,7 +140,7 @@ _ADDRESS = re.compile(r"^(tcp://)?(?P<host>[A-Za-z0-9.\-]+|\[[0-9A-Fa-f:]+\]):(?
 
 @dataclasses.dataclass(frozen=True)
 class BeamRunnerSpec:
-    """The engine the Beam-powered components run on (`pipelines.targets.dask_runner`).
+    """The engine the Beam-powered components run on (`pipelines.beam.dask`).
 
     `runner: dask` sends each component's Beam pipeline to the dask.distributed
     scheduler at `address` (`HOST:PORT`, as `dask scheduler` prints it).
@@ -191,10 +193,11 @@ class OrchestratorSpec:
 
 
 def rule_orchestrator(ctx) -> Iterator:
-    """The schedule is valid cron; `components` names real components; `workers` is for the Trainer."""
-    from pipelines.compiler import COMPONENT_ORDER
-    from pipelines.spec.cron import cluster_cron_problem, cron_problem
-    from pipelines.spec.errors import did_you_mean
+    """The schedule is valid cron, `beam` fits the target, the root fits the target.
+
+    The per-component settings are checked by `pipelines.steps.checks.rule_component_settings`,
+    which knows the built-in and custom step names.
+    """
 
     orchestrator: OrchestratorSpec = ctx.spec.orchestrator
     if orchestrator.schedule is not None:
@@ -229,27 +232,6 @@ def rule_orchestrator(ctx) -> Iterator:
                 f"starting with {', '.join(OBJECT_STORE_SCHEMES)}. Received: root={root or None!r}. Example: "
                 "`root: gs://my-bucket/pipelines/chicago_taxi` (Vertex AI takes gs:// only).",
             )
-    known = list(COMPONENT_ORDER) + [step.name for step in getattr(ctx.spec, "steps", None) or ()]
-    for component_id, settings in orchestrator.components.items():
-        path = f"orchestrator.components.{component_id}"
-        if component_id not in known:
-            yield ctx.problem(
-                path,
-                f"unknown component `{component_id}`.{did_you_mean(component_id, known)} "
-                f"Expected one of: {', '.join(known)}. Rename or remove it.",
-            )
-        elif settings is not None and settings.gpus and _placement_problem(orchestrator.platform, settings.accelerator):
-            yield ctx.problem(
-                f"{path}.accelerator",
-                f"{_placement_problem(orchestrator.platform, settings.accelerator)} Fix `accelerator`, or set "
-                "`orchestrator.platform: nvidia-gfd` to use it as NVIDIA GPU feature discovery's product label.",
-            )
-        elif settings is not None and settings.workers > 1 and component_id != "Trainer":
-            yield ctx.problem(
-                f"{path}.workers",
-                f"only the Trainer runs on several workers. Expected workers: 1 for {component_id}. "
-                f"Received: workers={settings.workers}. Remove `workers`, or move it under `Trainer`.",
-            )
 
 
 def _beam_runner_problems(ctx, orchestrator: OrchestratorSpec) -> Iterator:
@@ -271,13 +253,3 @@ def _beam_runner_problems(ctx, orchestrator: OrchestratorSpec) -> Iterator:
             f"{runner_flags[0]!r} and `beam: {{runner: {orchestrator.beam.runner}}}`. Remove the `--runner` flag, "
             "or remove `beam`.",
         )
-
-
-def _placement_problem(platform: str, accelerator: Optional[str]) -> Optional[str]:
-    from pipelines.targets.gpu_nodes import gpu_placement
-
-    try:
-        gpu_placement(platform, accelerator)
-    except ValueError as error:
-        return str(error)
-    return None

@@ -8,12 +8,18 @@ import os
 import re
 
 from components.common.csv_dialect import CsvDialect
+from components.example_gen.spans import Span
 from pipelines.spec.models import PipelineSpec
 
-__all__ = ["ResolvedSpec", "resolve_path"]
+__all__ = ["ResolvedSpec", "resolve_path", "sql_export_path"]
 
 _PACKAGE_SCHEME = "package://"
 _URI = re.compile(r"^[a-z][a-z0-9+.-]*://")
+
+
+def sql_export_path(root: str) -> str:
+    """Where a run's `data.sql` rows are exported (one Parquet file in the pipeline root)."""
+    return os.path.join(root, "data", "query.parquet")
 
 
 def resolve_path(path: str, base_dir: str) -> str:
@@ -54,6 +60,10 @@ class ResolvedSpec:
     csv_dialect: CsvDialect = CsvDialect()  # how CSV cells are separated (`data.delimiter`, `skip_initial_space`)
     columns: tuple[str, ...] = ()
     numeric_columns: frozenset[str] = frozenset()
+    spans: tuple[Span, ...] = ()  # a `data.path` with `{SPAN}`/date placeholders: every span, oldest first
+    ingest_span: int | None = None  # the span this run's ExampleGen ingests (None: the newest)
+    transform_module_file: str | None = None  # `transform.module_file`, absolute
+    training_module_file: str | None = None  # `training.module_file`, absolute
 
     @property
     def name(self) -> str:
@@ -87,8 +97,15 @@ class ResolvedSpec:
             spec=spec,
             spec_file=os.path.abspath(spec_file),
             root=root,
-            data_path=resolve_path(spec.data.path, base_dir),
+            # A query's rows are exported to a Parquet file in the root, which the run reads (`sql_source`).
+            data_path=resolve_path(spec.data.path, base_dir) if spec.data.path else sql_export_path(root),
             schema_path=resolve_path(spec.schema, base_dir) if spec.schema else None,
             serving_dir=serving_dir,
             model_name=spec.push.model_name or spec.pipeline.name,
+            transform_module_file=resolve_path(spec.transform.module_file, base_dir)
+            if spec.transform.module_file
+            else None,
+            training_module_file=resolve_path(spec.training.module_file, base_dir)
+            if spec.training.module_file
+            else None,
         )

@@ -7,6 +7,7 @@ listing it in `RULES`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 import os
@@ -14,6 +15,8 @@ import re
 from collections.abc import Callable, Iterator
 
 from components.common.csv_dialect import CsvDialect
+from components.example_gen.formats import FORMATS
+from components.example_gen.spans import has_span_spec
 from components.transform import label_expression
 from pipelines.spec import data_rules
 from pipelines.spec import metrics as metric_table
@@ -26,19 +29,24 @@ from pipelines.spec.data_checks import (
     profile_tfrecord,
 )
 from pipelines.spec.errors import SpecProblem, did_you_mean
+from pipelines.spec.format_profile import profile_format
 from pipelines.spec.image_profile import profile_image_folder, rule_image_folder
 from pipelines.spec.label_missing import rule_label_missing
 from pipelines.spec.limits import MAX_SPLIT_WEIGHT
-from pipelines.spec.media_rules import rule_augment_with_xla, rule_media_model, rule_media_transforms
+from pipelines.spec.media_rules import rule_media_model, rule_media_transforms, rule_model_type
 from pipelines.spec.metric_rules import fitted_metrics, read_label_classes, rule_metric_classes
 from pipelines.spec.models import PipelineSpec
+from pipelines.spec.module_file_rules import builtin_model_rule, rule_module_files
 from pipelines.spec.orchestrator import rule_orchestrator
+from pipelines.spec.query_rules import query_data
 from pipelines.spec.resolved import ResolvedSpec
+from pipelines.spec.slice_rules import rule_fairness, rule_slices
+from pipelines.spec.span_rules import newest_span_files, rule_window
 from pipelines.spec.split_rules import rule_split_rows
 from pipelines.spec.storage_checks import rule_storage
 from pipelines.spec.transform_rules import rule_tf1_column_names
 from pipelines.spec.yaml_source import YamlSource
-from pipelines.steps.checks import rule_hooks, rule_steps
+from pipelines.steps.checks import rule_component_settings, rule_hooks, rule_steps
 
 __all__ = ["RULES", "check", "CheckContext"]
 
@@ -163,8 +171,17 @@ def _not_found_hint(name: str, columns) -> str:
 
 def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
     """The data exists, parses, and holds the columns the spec names."""
+    if ctx.spec.data.sql is not None:
+        problems = list(query_data(ctx))
+        yield from problems
+        if problems or ctx.profile is not None:
+            return
     try:
-        files, data_format = list_data_files(ctx.resolved.data_path, ctx.spec.data.format)
+        if has_span_spec(ctx.resolved.data_path):
+            spans, files, data_format = newest_span_files(ctx.resolved.data_path, ctx.spec.data.format)
+            ctx.resolved = dataclasses.replace(ctx.resolved, spans=spans, data_files=tuple(files))
+        else:
+            files, data_format = list_data_files(ctx.resolved.data_path, ctx.spec.data.format)
         if data_format == "csv":
             data = ctx.spec.data
             ctx.profile = profile_csv(
@@ -174,6 +191,16 @@ def rule_data(ctx: CheckContext) -> Iterator[SpecProblem]:
                 keep_columns=data_rules.label_columns(ctx.spec),
                 columns=data_rules.columns_used(ctx.spec, ctx.resolved.schema_path),  # what ExampleGen writes
                 dialect=CsvDialect(csv_delimiter(files, data.delimiter), data.skip_initial_space),
+            )
+        elif data_format in FORMATS:
+            data = ctx.spec.data
+            ctx.profile = profile_format(
+                files,
+                data_format,
+                data.na_values,
+                data.checks.non_finite,
+                keep_columns=data_rules.label_columns(ctx.spec),
+                columns=data_rules.columns_used(ctx.spec, ctx.resolved.schema_path),
             )
         elif data_format == "image_folder":
             ctx.profile = profile_image_folder(files[0])
@@ -310,12 +337,6 @@ def rule_model(ctx: CheckContext) -> Iterator[SpecProblem]:
             f"expected an embedding size from 1 to {MAX_EMBEDDING_DIM:,}. "
             f"Received: {ctx.spec.model.embedding_dim:,}. Typical sizes are 4 to 64.",
         )
-    if ctx.spec.model.type == "wide_and_deep" and ctx.spec.model.build_model is None:
-        if not any(f.categorical for f in ctx.spec.features.values()):
-            yield ctx.problem(
-                "model.type",
-                "`wide_and_deep` needs at least one categorical feature (vocabulary, bucketize, hash, categorical). Use `type: dnn`.",
-            )
 
 
 def rule_modules(ctx: CheckContext) -> Iterator[SpecProblem]:
@@ -352,10 +373,11 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     rule_names,
     rule_splits,
     rule_data,
+    rule_window,
     rule_image_folder,
     rule_media_transforms,
-    rule_media_model,
-    rule_augment_with_xla,
+    builtin_model_rule(rule_media_model),
+    builtin_model_rule(rule_model_type),
     rule_label_type,
     rule_split_rows,
     data_rules.rule_label_values,
@@ -364,14 +386,18 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     rule_label,
     rule_metrics,
     rule_metric_classes,
-    rule_model,
+    rule_slices,
+    rule_fairness,
+    builtin_model_rule(rule_model),
     rule_modules,
+    rule_module_files,
     rule_schema,
     rule_tf1_column_names,
     rule_storage,
     rule_steps,
     rule_hooks,
     rule_orchestrator,
+    rule_component_settings,
 ]
 
 

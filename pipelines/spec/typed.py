@@ -5,6 +5,10 @@ The dataclasses in `pipelines.spec.models` are the schema: their field types
 `dict[str, ...]` and nested dataclasses) say what each key accepts, and their
 defaults say what may be left out. Unknown keys are errors with a
 did-you-mean suggestion.
+
+A field whose type is a base class with `Variants` (a tagged union, such as
+`model:`, whose `type` picks the model type's options class) is built as the
+class its tag names; a key of another variant is named as that variant's.
 """
 
 from __future__ import annotations
@@ -12,16 +16,30 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, Literal, Union
+from collections.abc import Mapping
+from typing import Any, Literal, Optional, Union
 
 from pipelines.spec.errors import did_you_mean
 from pipelines.spec.yaml_source import YamlSource, join_path
 
-__all__ = ["build", "Invalid"]
+__all__ = ["build", "Invalid", "Variants"]
 
 
 class Invalid(Exception):
     """Internal marker: this value had a problem that is already recorded."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Variants:
+    """A tagged union: the mapping's `key` (default `default`) names which of `classes` to build."""
+
+    key: str
+    default: str
+    classes: Mapping[str, type]
+
+    def owners(self, key: str) -> list[str]:
+        """The tags whose class has the field `key`."""
+        return [tag for tag, cls in self.classes.items() if key in {f.name for f in dataclasses.fields(cls)}]
 
 
 _TYPE_WORDS = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
@@ -53,8 +71,9 @@ def _whole_number_hint(value: Any) -> str:
 
 
 class _Builder:
-    def __init__(self, source: YamlSource):
+    def __init__(self, source: YamlSource, variants: Optional[Mapping[type, Variants]] = None):
         self.source = source
+        self.variants = variants or {}
         self.problems = []
 
     def fail(self, path: str, message: str) -> typing.NoReturn:
@@ -72,7 +91,7 @@ class _Builder:
                 return self.value(inner[0], value, path)
             for option in inner:
                 try:
-                    return _Builder(self.source).value(option, value, path)
+                    return _Builder(self.source, self.variants).value(option, value, path)
                 except Invalid:
                     continue
             words = " or ".join(_TYPE_WORDS.get(a, getattr(a, "__name__", str(a))) for a in inner)
@@ -114,20 +133,21 @@ class _Builder:
             value = {}
         if not isinstance(value, dict):
             self.fail(path, f"expected a mapping of settings. Received: {_describe(value)}.")
+        variants = self.variants.get(cls)
+        if variants is not None:
+            tag = self.value(
+                Literal[tuple(variants.classes)],
+                value.get(variants.key, variants.default),
+                join_path(path, variants.key),
+            )
+            cls = variants.classes[tag]
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
         kwargs: dict[str, Any] = {}
         broken = False
         for key in value:
             if key not in fields:
-                hint = did_you_mean(str(key), fields)
-                known = ", ".join(f"`{k}`" for k in fields)
-                self.problems.append(
-                    self.source.problem(
-                        join_path(path, key),
-                        f"unknown key `{key}`.{hint} Expected one of: {known}. Remove or rename it.",
-                    )
-                )
+                self.problems.append(self.source.problem(join_path(path, key), self._unknown(key, fields, variants)))
                 broken = True
         for name, field in fields.items():
             child = join_path(path, name)
@@ -150,9 +170,25 @@ class _Builder:
         except ValueError as err:
             self.fail(path, str(err))
 
+    @staticmethod
+    def _unknown(key: Any, fields: Mapping[str, Any], variants: Optional[Variants]) -> str:
+        known = ", ".join(f"`{k}`" for k in fields)
+        owners = variants.owners(str(key)) if variants is not None else []
+        if owners:
+            tags = " or ".join(f"`{variants.key}: {tag}`" for tag in owners)
+            return (
+                f"`{key}` is an option of {tags}, not of this `{variants.key}`. Expected one of: {known}. "
+                f"Remove it, or set {tags}."
+            )
+        return f"unknown key `{key}`.{did_you_mean(str(key), fields)} Expected one of: {known}. Remove or rename it."
 
-def build(cls: type, source: YamlSource) -> tuple[Any, list]:
-    """Builds `cls` from `source.data`. Returns (object or None, problems)."""
-    builder = _Builder(source)
+
+def build(cls: type, source: YamlSource, variants: Optional[Mapping[type, Variants]] = None) -> tuple[Any, list]:
+    """Builds `cls` from `source.data`. Returns (object or None, problems).
+
+    `variants` maps a base class to its tagged union (`Variants`): a field of that type is built as the
+    class its tag names.
+    """
+    builder = _Builder(source, variants)
     result = builder.collect(cls, source.data, "")
     return result, builder.problems

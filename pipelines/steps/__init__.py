@@ -2,7 +2,6 @@
 
 - `registry`: short names from shipped components and entry points.
 - `signature`: a component's inputs, outputs and parameters.
-- `builtins`: the built-in steps as graph nodes.
 - `plan`: resolves `steps:` and checks them (parameters, graph rules).
 - `wiring`: builds the TFX components at compile time.
 - `listing`: what `python -m pipelines components` prints.

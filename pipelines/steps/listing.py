@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import inspect
 
+from pipelines.builtins import BUILTINS
 from pipelines.graph.model import Port
-from pipelines.steps.builtins import BUILTIN_STEPS
 from pipelines.steps.registry import COMPONENT_GROUP, HOOK_GROUP, UnresolvedReference, entries, load_target
 from pipelines.steps.signature import ComponentSignature, NotAComponent, signature_of
 
@@ -66,8 +66,8 @@ def _hook_lines(name: str, target: str, source: str) -> list[str]:
 def format_listing() -> str:
     """The whole listing as text; imports each registered component to read its signature."""
     lines = ["Built-in steps (always in the pipeline, set up by the spec's sections; wire to them as `Step.output`):"]
-    for name, step in BUILTIN_STEPS.items():
-        lines.append(f"  {name:<20} configured by: {step.configured_by}")
+    for step in BUILTINS:
+        lines.append(f"  {step.id:<20} configured by: {step.configured_by}")
         lines.append(f"{_INDENT}inputs:     {_ports(step.inputs)}")
         lines.append(f"{_INDENT}outputs:    {_ports(step.outputs)}")
     lines.append("")

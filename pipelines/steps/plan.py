@@ -12,11 +12,11 @@ import dataclasses
 import re
 from typing import Any
 
+from pipelines.builtins import builtin_nodes
 from pipelines.graph import Graph, GraphProblem, Node, check_graph
 from pipelines.graph.model import parse_ref
 from pipelines.spec.errors import did_you_mean
 from pipelines.spec.models import PipelineSpec, StepSpec
-from pipelines.steps.builtins import builtin_nodes
 from pipelines.steps.registry import COMPONENT_GROUP, UnresolvedReference, resolve
 from pipelines.steps.signature import ComponentSignature, NotAComponent, check_value, signature_of
 

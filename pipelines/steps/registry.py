@@ -40,7 +40,7 @@ HOOK_GROUP = "yaml_tfx.hooks"
 # What this project ships; installed packages add to these through entry points.
 _SHIPPED = {
     COMPONENT_GROUP: {"row_filter": "components.row_filter.component:RowFilter"},
-    HOOK_GROUP: {"prometheus": "pipelines.runners.prometheus_hook:PrometheusHook"},
+    HOOK_GROUP: {"prometheus": "pipelines.hooks.prometheus_hook:PrometheusHook"},
 }
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 

@@ -3,7 +3,7 @@
 - `local`: this process, one component after another (`pipelines.runners.local`).
 - `beam`: TFX's BeamDagRunner with the local target's progress and summary
   (`pipelines.targets.beam`, `beam_progress`); components' Beam work on any
-  runner, Dask included (`dask_runner`).
+  runner, Dask included (`pipelines.beam.dask`).
 - `kubeflow`: the KFP PipelineSpec package and the Vertex AI PipelineJob
   (`pipelines.targets.kubeflow`), with TFJob multi-node training (`tfjob`),
   submitted by `submit` (KFP REST) and `vertex_submit` (aiplatform).
@@ -19,8 +19,13 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from pipelines.compiler import DEFAULT_BEAM_ARGS, compile_pipeline
 from pipelines.spec import ResolvedSpec
 from pipelines.spec.orchestrator import TARGETS
+from pipelines.targets.airflow import write_dag_file
+from pipelines.targets.beam import beam_args
+from pipelines.targets.kubeflow import compile_kubeflow
+from pipelines.targets.resources import unhonoured_settings
 
 __all__ = ["TARGETS", "Compiled", "compile_target", "default_output_dir", "CLUSTER_BEAM_ARGS"]
 
@@ -46,8 +51,6 @@ def _write_ir(resolved: ResolvedSpec, output_dir: str, beam_args: tuple[str, ...
     from google.protobuf import json_format
     from tfx.dsl.compiler import compiler
 
-    from pipelines.compiler import compile_pipeline
-
     ir = compiler.Compiler().compile(compile_pipeline(resolved, beam_args))
     os.makedirs(output_dir, exist_ok=True)
     path = os.path.join(output_dir, "pipeline_ir.json")
@@ -62,9 +65,6 @@ def compile_target(resolved: ResolvedSpec, target: str | None = None, output_dir
     Raises:
         ValueError: `target` is not one of TARGETS.
     """
-    from pipelines.compiler import DEFAULT_BEAM_ARGS
-    from pipelines.targets.beam import beam_args
-    from pipelines.targets.resources import unhonoured_settings
 
     target = target or resolved.spec.orchestrator.target
     if target not in TARGETS:
@@ -72,12 +72,8 @@ def compile_target(resolved: ResolvedSpec, target: str | None = None, output_dir
     output_dir = os.path.abspath(output_dir or default_output_dir(resolved, target))
     declared = resolved.spec.orchestrator.beam_args
     if target == "kubeflow":
-        from pipelines.targets.kubeflow import compile_kubeflow
-
         files = compile_kubeflow(resolved, output_dir, tuple(declared) if declared else CLUSTER_BEAM_ARGS)
     elif target == "airflow":
-        from pipelines.targets.airflow import write_dag_file
-
         files = write_dag_file(resolved, output_dir)
     elif target == "beam":
         files = _write_ir(resolved, output_dir, beam_args(resolved))

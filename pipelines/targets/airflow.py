@@ -21,9 +21,15 @@ import functools
 import logging
 import os
 
-from pipelines.spec import ResolvedSpec
+from pipelines.builtins import builtin_nodes, control_edges
+from pipelines.graph import Graph, GraphError, GraphProblem
+from pipelines.spec import ResolvedSpec, load_spec
+from pipelines.steps.plan import plan_steps
+from pipelines.targets.airflow_tasks import run_component
+from pipelines.targets.resources import unhonoured_settings
+from pipelines.targets.schedule import airflow_schedule
 
-__all__ = ["write_dag_file", "build_dag", "dag_file_text", "step_dependencies", "CONTROL_EDGES"]
+__all__ = ["write_dag_file", "build_dag", "dag_file_text", "step_dependencies"]
 
 # Values from the spec enter the file only as Python literals (`repr`), never
 # inside the docstring or a comment: a file name holding `"""` or a newline
@@ -39,10 +45,6 @@ PIPELINE_NAME = {name!r}
 SPEC_FILE = {spec_file!r}
 dag = build_dag(SPEC_FILE)
 '''
-
-# Ordering the compiler adds without a data dependency (`add_upstream_node` in
-# pipelines/compiler.py): Transform waits for the DataGate's verdict.
-CONTROL_EDGES: dict[str, frozenset[str]] = {"Transform": frozenset({"DataGate"})}
 
 _RETRY_DELAY = datetime.timedelta(seconds=10)
 
@@ -70,9 +72,6 @@ def step_dependencies(resolved: ResolvedSpec) -> dict[str, set[str]]:
     Raises:
         GraphError: the spec's custom steps break a graph rule (a checked spec never does).
     """
-    from pipelines.graph import GraphError, GraphProblem
-    from pipelines.steps.builtins import builtin_nodes
-    from pipelines.steps.plan import plan_steps
 
     if resolved.spec.steps:
         plan = plan_steps(resolved.spec)
@@ -80,11 +79,10 @@ def step_dependencies(resolved: ResolvedSpec) -> dict[str, set[str]]:
             raise GraphError([GraphProblem("spec", "error", message, path, path) for path, message in plan.problems])
         graph = plan.graph
     else:
-        from pipelines.graph import Graph
-
         graph = Graph(builtin_nodes(resolved.spec))
+    waits = control_edges(resolved.spec)  # ordering without a data dependency: Transform after DataGate
     return {
-        node_id: graph.upstream(graph.nodes[node_id]) | (CONTROL_EDGES.get(node_id, frozenset()) & set(graph.nodes))
+        node_id: graph.upstream(graph.nodes[node_id]) | waits.get(node_id, frozenset())
         for node_id in graph.topological_order()
     }
 
@@ -103,11 +101,6 @@ def build_dag(spec_file: str):
     """
     from airflow.models.dag import DAG
     from airflow.operators.python import PythonOperator
-
-    from pipelines.spec import load_spec
-    from pipelines.targets.airflow_tasks import run_component
-    from pipelines.targets.resources import unhonoured_settings
-    from pipelines.targets.schedule import airflow_schedule
 
     resolved = load_spec(spec_file)
     orchestrator = resolved.spec.orchestrator

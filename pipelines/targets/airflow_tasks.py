@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import os
 
+from compat.tfx import airflow as tfx_airflow
+from pipelines.compiler import DEFAULT_BEAM_ARGS, compile_pipeline
+from pipelines.spec import load_spec
+from pipelines.targets.beam import beam_args
+
 __all__ = ["run_component", "ComponentNotInPipeline"]
 
 
@@ -20,9 +25,6 @@ class ComponentNotInPipeline(RuntimeError):
 
 
 def _compiled_pipeline(spec_file: str):
-    from pipelines.compiler import DEFAULT_BEAM_ARGS, compile_pipeline
-    from pipelines.spec import load_spec
-    from pipelines.targets.beam import beam_args
 
     resolved = load_spec(spec_file)
     args = beam_args(resolved) if resolved.spec.orchestrator.beam_args else DEFAULT_BEAM_ARGS
@@ -53,8 +55,6 @@ def run_component(spec_file: str, component_id: str, **context) -> None:
         )
     from tfx.orchestration import data_types
     from tfx.orchestration.config import config_utils, pipeline_config
-
-    from compat.tfx import airflow as tfx_airflow
 
     pipeline_info = tfx_pipeline.pipeline_info
     tfx_pipeline.additional_pipeline_args.setdefault("tmp_dir", os.path.join(pipeline_info.pipeline_root, ".temp", ""))

@@ -37,7 +37,38 @@ import tempfile
 import time
 from typing import TextIO
 
+from compat.beam import runners
+from pipelines.beam import overheads as beam_overheads
+
+# The Beam-argument helpers live with the compiler (`pipelines.beam.args`); named here too, as the beam target's.
+from pipelines.beam.args import (
+    FN_API_RUNNER,
+    IN_PROCESS_MAX_BYTES,
+    LOCAL_WORKERS_RUNNER,
+    ONE_THREAD_COMPONENTS,
+    data_size_beam_args,
+    direct_multiprocessing_args,
+    direct_threads_args,
+    per_component_beam_args,
+    setup_file_arg,
+    usable_cores,
+    worker_threads,
+)
+from pipelines.beam.dask import component_beam_args
+from pipelines.compiler import compile_pipeline
+from pipelines.history.records import read_inputs
+from pipelines.outcome.fingerprint import max_execution_id, run_fingerprint
+from pipelines.report import RunReporter
+from pipelines.runners.console import echoing
+from pipelines.runners.local import ComponentFailed, _attach_log_file
+from pipelines.runners.lock import RunLock
+from pipelines.runners.progress import ProgressPrinter
+from pipelines.runners.recovery import recover_killed_run
+from pipelines.runners.run_end import finish_run
 from pipelines.spec import ResolvedSpec
+from pipelines.steps.spec_hooks import build_hooks
+from pipelines.targets.mlmd_states import states_after
+from pipelines.targets.resources import unhonoured_settings
 
 __all__ = [
     "run_beam",
@@ -56,9 +87,6 @@ __all__ = [
     "LOCAL_WORKERS_RUNNER",
 ]
 
-FN_API_RUNNER = "apache_beam.runners.portability.fn_api_runner.FnApiRunner"
-# The FnApiRunner whose worker processes carry our fixes to Beam's overheads (multi-processing mode).
-LOCAL_WORKERS_RUNNER = "pipelines.runners.beam_local_workers.LocalWorkersRunner"
 # Runners that execute in worker processes of this machine, with this Python and this project.
 _LOCAL_RUNNERS = {
     "directrunner",
@@ -76,89 +104,7 @@ _DEPENDENCY_FLAGS = (
     "--requirements_file",
     "--sdk_container_image",
 )
-# Up to this much input Beam runs on one thread (chosen when the alternative was worker processes,
-# each importing TensorFlow; threads on smaller inputs are unmeasured).
-IN_PROCESS_MAX_BYTES = 64 * 2**20
-# Components whose Beam work stays on one thread when the others run on several (`per_component_beam_args`).
-ONE_THREAD_COMPONENTS = ("Evaluator",)
-_THREADS_MODE = "--direct_running_mode=multi_threading"
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _setup_file_arg() -> tuple[str, ...]:
-    from pipelines.compiler import DEFAULT_BEAM_ARGS
-
-    # Keeps TFX from building an sdist of TFX itself for every Beam step; the FnApiRunner stages nothing.
-    return tuple(a for a in DEFAULT_BEAM_ARGS if a.startswith("--setup_file="))
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (`taskset` and container CPU sets count), at least 1."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def direct_multiprocessing_args(workers: int | None = None) -> tuple[str, ...]:
-    """FnApiRunner flags for `workers` local processes (default: one per usable core)."""
-    return (
-        f"--runner={LOCAL_WORKERS_RUNNER}",
-        "--direct_running_mode=multi_processing",
-        f"--direct_num_workers={workers or usable_cores()}",
-        *_setup_file_arg(),
-    )
-
-
-def direct_threads_args(threads: int | None = None) -> tuple[str, ...]:
-    """FnApiRunner flags for `threads` worker threads in this process (default: one per usable core)."""
-    return (
-        f"--runner={FN_API_RUNNER}",
-        _THREADS_MODE,
-        f"--direct_num_workers={threads or usable_cores()}",
-        *_setup_file_arg(),
-    )
-
-
-def worker_threads(args: tuple[str, ...] | list[str]) -> int:
-    """How many worker threads the FnApiRunner runs in this process for `args` (0: none, one or processes)."""
-    if _THREADS_MODE not in args:
-        return 0
-    counts = [a.split("=", 1)[1] for a in args if a.startswith("--direct_num_workers=")]
-    return int(counts[-1]) if counts and counts[-1].isdigit() else 0
-
-
-def data_size_beam_args(resolved: ResolvedSpec) -> tuple[str, ...]:
-    """Beam arguments from the data's size: one thread up to `IN_PROCESS_MAX_BYTES`, else a thread per core.
-
-    Threads, not worker processes: each worker process imports TensorFlow
-    (~1 GB of RSS each), and on 2 cores two processes were little faster than
-    two threads (x100 taxi, 2026-11-26: StatisticsGen 44 vs 56 s, Transform
-    44 vs 47 s; peak 3.18 vs 1.82 GB). Two threads against one, the whole
-    x100 run: 165.8 vs 181.6 s. `per_component_beam_args` keeps the
-    Evaluator on one thread. For worker processes, run the beam target with
-    `orchestrator.beam_args` set to `direct_multiprocessing_args`' flags.
-    """
-    from pipelines.compiler import DEFAULT_BEAM_ARGS
-
-    if _data_bytes(resolved) <= IN_PROCESS_MAX_BYTES or usable_cores() == 1:
-        return tuple(DEFAULT_BEAM_ARGS)
-    return direct_threads_args()
-
-
-def per_component_beam_args(args: tuple[str, ...] | list[str]) -> dict[str, tuple[str, ...]]:
-    """Component id -> Beam arguments added after `args` for that component alone.
-
-    With worker threads (`data_size_beam_args` on large data) the Evaluator
-    runs on one: on the x100 taxi eval split (500k rows, 2026-11-26, before
-    the metrics took whole batches) TFMA took 83 s and 1.87 GB on two
-    FnApiRunner threads, 74 s and 1.22 GB on one (its per-example metric
-    code holds the GIL).
-    """
-    if _THREADS_MODE not in args:
-        return {}
-    one_thread = ("--direct_running_mode=in_memory", "--direct_num_workers=1")
-    return {component: one_thread for component in ONE_THREAD_COMPONENTS}
 
 
 def _runner(args: tuple[str, ...]) -> str | None:
@@ -173,22 +119,15 @@ def _is_local(args: tuple[str, ...]) -> bool:
     return runner is None or runner.lower() in _LOCAL_RUNNERS
 
 
-def _data_bytes(resolved: ResolvedSpec) -> int:
-    files = resolved.data_files or (resolved.data_path,)
-    return sum(os.path.getsize(f) for f in files if os.path.isfile(f))
-
-
 def beam_args(resolved: ResolvedSpec) -> tuple[str, ...]:
     """The components' Beam arguments for the beam target (before packaging, see `with_project_package`).
 
     Declared `orchestrator.beam_args` are kept, with the DirectRunner swapped for
     the FnApiRunner it falls back to; without them, small data runs on one thread
     and larger data on one thread per core. `orchestrator.beam` (a Dask
-    cluster) gives `pipelines.targets.dask_runner.component_beam_args`.
+    cluster) gives `pipelines.beam.dask.component_beam_args`.
     """
     if resolved.spec.orchestrator.beam is not None:
-        from pipelines.targets.dask_runner import component_beam_args
-
         return component_beam_args(resolved.spec.orchestrator)
     declared = tuple(resolved.spec.orchestrator.beam_args or ())
     if not declared:
@@ -230,7 +169,7 @@ def with_project_package(args: tuple[str, ...], staging_dir: str) -> tuple[str, 
     if any(a.split("=", 1)[0] in _DEPENDENCY_FLAGS for a in args):
         return args
     if _is_local(args):
-        return (*args, *_setup_file_arg())
+        return (*args, *setup_file_arg())
     kept = tuple(a for a in args if not a.startswith("--setup_file="))
     return (*kept, f"--extra_package={build_project_wheel(staging_dir)}")
 
@@ -238,7 +177,6 @@ def with_project_package(args: tuple[str, ...], staging_dir: str) -> tuple[str, 
 @contextlib.contextmanager
 def _orchestration_on_fn_api_runner():
     """BeamDagRunner builds its orchestration pipeline with `beam.Pipeline()`: run it on the FnApiRunner."""
-    from compat.beam import runners
 
     with runners.default_runner(FN_API_RUNNER):
         yield
@@ -267,21 +205,11 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
     started = time.perf_counter()  # as the local target's "Took": imports and compiling included
     from tfx.dsl.compiler import compiler
 
-    from pipelines.compiler import compile_pipeline
-    from pipelines.history.records import read_inputs
-    from pipelines.report import RunReporter
-    from pipelines.runners import beam_overheads
-    from pipelines.runners.console import echoing
-    from pipelines.runners.fingerprint import max_execution_id, run_fingerprint
-    from pipelines.runners.local import ComponentFailed, _attach_log_file
-    from pipelines.runners.lock import RunLock
-    from pipelines.runners.progress import ProgressPrinter
-    from pipelines.runners.recovery import recover_killed_run
-    from pipelines.runners.run_end import finish_run
-    from pipelines.runners.spec_hooks import build_hooks
-    from pipelines.targets.beam_progress import HookedBeamDagRunner, observing, substitute_run_id
-    from pipelines.targets.mlmd_states import states_after
-    from pipelines.targets.resources import unhonoured_settings
+    from pipelines.targets.beam_progress import (
+        HookedBeamDagRunner,
+        observing,
+        substitute_run_id,
+    )  # TFX and Beam: only when a Beam run starts
 
     stream = stream or sys.stdout
     beam_overheads.install()  # as the local target: the components' in-process Beam without two overheads

@@ -4,7 +4,7 @@ TFX's BeamDagRunner wraps every node in a DoFn (`PipelineNodeAsDoFn`) of an
 orchestration pipeline, which the beam target runs on the in-process
 FnApiRunner (laid out by `pipelines.targets.beam_dag` so that chains of nodes
 fuse into one Beam stage). `HookedBeamDagRunner` swaps in `HookedNodeDoFn`, which calls the
-hooks of `pipelines.runners.hooks` (`before_component`, `after_component`,
+hooks of `pipelines.hooks.phases` (`before_component`, `after_component`,
 `on_failure`) around each node's launch and records whether it executed or came
 from TFX's cache. Beam pickles its DoFns, so a DoFn carries no hook: it finds
 the run's `NodeObserver` by the pipeline run id, registered in this process by
@@ -28,8 +28,8 @@ from collections.abc import Iterator, Sequence
 
 from tfx.orchestration import metadata
 
-from pipelines.runners.hooks import HookList
-from pipelines.runners.local import ComponentResult
+from pipelines.hooks.phases import HookList
+from pipelines.outcome.results import ComponentResult
 from pipelines.targets.beam_dag import FusedBeamDagRunner, SignallingNodeDoFn
 
 __all__ = ["NodeObserver", "HookedNodeDoFn", "HookedBeamDagRunner", "observing", "substitute_run_id"]
@@ -42,7 +42,7 @@ class NodeObserver:
     """Calls the hooks around each node of one run and records what each node did.
 
     Args:
-        hooks: objects with any of the phases of `pipelines.runners.hooks`.
+        hooks: objects with any of the phases of `pipelines.hooks.phases`.
         total: how many nodes the run launches (the `n` of `[i/n]`).
     """
 

@@ -6,7 +6,16 @@ import argparse
 import os
 import sys
 
+from pipelines.outcome.metadata_file import MetadataUnreadable
+from pipelines.runners.local import ComponentFailed
+from pipelines.spec import load_spec
 from pipelines.spec.orchestrator import TARGETS
+from pipelines.targets import compile_target
+from pipelines.targets.airflow_register import register_dag
+from pipelines.targets.beam import run_beam
+from pipelines.targets.kubeflow import KubeflowRootError
+from pipelines.targets.submit import SubmitError, submit_kubeflow
+from pipelines.targets.vertex_submit import submit_vertex
 
 __all__ = ["add_compile_command", "add_submit_command", "add_target_option", "run_on_target", "RUNNABLE_TARGETS"]
 
@@ -32,9 +41,6 @@ def run_on_target(resolved, target: str) -> int:
             file=sys.stderr,
         )
         return 2
-    from pipelines.runners.local import ComponentFailed
-    from pipelines.runners.metadata_file import MetadataUnreadable
-    from pipelines.targets.beam import run_beam
 
     try:
         states = run_beam(resolved)
@@ -53,11 +59,8 @@ def run_on_target(resolved, target: str) -> int:
 
 
 def _cmd_compile(args) -> int:
-    from pipelines.api import load
-    from pipelines.targets import compile_target
 
-    resolved = load(args.spec, target=args.target)  # every check is for the target being compiled
-    from pipelines.targets.kubeflow import KubeflowRootError
+    resolved = load_spec(args.spec, target=args.target)  # every check is for the target being compiled
 
     try:
         compiled = compile_target(resolved, args.target, args.output)
@@ -73,8 +76,6 @@ def _cmd_compile(args) -> int:
     for path in compiled.files:
         print(f"  {path}")
     if compiled.target == "airflow":
-        from pipelines.targets.airflow_register import register_dag
-
         print("\n".join(register_dag(compiled.files[0], resolved.name).lines))
     return 0
 
@@ -98,8 +99,6 @@ _SUBMIT_NEEDS = {
 
 
 def _cmd_submit(args) -> int:
-    from pipelines.targets.submit import SubmitError, submit_kubeflow
-    from pipelines.targets.vertex_submit import submit_vertex
 
     needed, example = _SUBMIT_NEEDS[args.target]
     missing = [f"--{name.replace('_', '-')}" for name in needed if not getattr(args, name)]

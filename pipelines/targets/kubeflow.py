@@ -28,11 +28,14 @@ import re
 
 import yaml
 
+from compat.tfx import resolver as tfx_resolver
+from pipelines.compiler import compile_pipeline
 from pipelines.spec import ResolvedSpec
+from pipelines.spec.gpu_nodes import gpu_placement
 from pipelines.spec.orchestrator import OBJECT_STORE_SCHEMES, ComponentRunSpec
 from pipelines.targets import schedule as schedules
-from pipelines.targets.gpu_nodes import gpu_placement
 from pipelines.targets.resources import GPU_RESOURCE, kubeflow_resource_spec
+from pipelines.targets.tfjob import tfjob_manifest
 
 __all__ = ["compile_kubeflow", "PIPELINE_FILE", "VERTEX_JOB_FILE", "vertex_worker_pool_specs", "KubeflowRootError"]
 
@@ -103,7 +106,7 @@ def _multi_node_trainer(trainer, resolved: ResolvedSpec, settings: ComponentRunS
         )
         trainer.executor_spec = executor_spec.ExecutorClassSpec(vertex_trainer.GenericExecutor)
     else:
-        from pipelines.targets import tfjob_executor
+        from pipelines.targets import tfjob_executor  # TFX's Kubeflow runner: only for a distributed Trainer
 
         custom_config[tfjob_executor.TFJOB_KEY] = {
             "name": _dns_name(f"{resolved.name}-trainer"),
@@ -125,8 +128,6 @@ def _builtin_baseline_strategy(tfx_pipeline) -> None:
     """
     from tfx.dsl.components.common import resolver
     from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import LatestBlessedModelStrategy
-
-    from compat.tfx import resolver as tfx_resolver
 
     for node in tfx_pipeline.components:
         if isinstance(node, resolver.Resolver) and "candidate" in node.raw_inputs:
@@ -174,9 +175,7 @@ def compile_kubeflow(resolved: ResolvedSpec, output_dir: str, beam_args: tuple[s
     from tfx.dsl.components.base import base_component
     from tfx.orchestration.kubeflow.v2 import kubeflow_v2_dag_runner
 
-    from pipelines.compiler import compile_pipeline
-    from pipelines.targets.tfjob import tfjob_manifest
-    from pipelines.targets.tfjob_executor import worker_command
+    from pipelines.targets.tfjob_executor import worker_command  # TFX's Kubeflow runner: only for a distributed Trainer
 
     orchestrator = resolved.spec.orchestrator
     if not resolved.root.startswith(OBJECT_STORE_SCHEMES):

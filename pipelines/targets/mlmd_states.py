@@ -6,6 +6,8 @@ launcher that TFX's Airflow runner uses.
 
 from __future__ import annotations
 
+from pipelines.outcome.metadata_file import open_metadata
+
 __all__ = ["states_after"]
 
 
@@ -14,8 +16,6 @@ def states_after(metadata_path: str, after_id: int) -> dict[str, str]:
     import os
 
     from ml_metadata.proto import metadata_store_pb2
-
-    from pipelines.runners.metadata_file import open_metadata
 
     if not os.path.exists(metadata_path):
         return {}

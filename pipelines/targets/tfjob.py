@@ -21,8 +21,8 @@ import logging
 import os
 from collections.abc import Callable
 
+from pipelines.spec.gpu_nodes import gpu_placement
 from pipelines.spec.orchestrator import ComponentRunSpec
-from pipelines.targets.gpu_nodes import gpu_placement
 from pipelines.targets.resources import GPU_RESOURCE
 
 __all__ = ["tfjob_model", "tfjob_manifest", "as_manifest", "TFJobLauncher", "TFJobFailed", "GROUP", "VERSION", "PLURAL"]
@@ -101,7 +101,7 @@ def tfjob_model(
         settings: The Trainer's resources: `workers` (one Chief, the rest Workers), CPU, memory, GPUs;
             `retries` becomes `runPolicy.backoffLimit`, `timeout_seconds` `runPolicy.activeDeadlineSeconds`.
         service_account: The pods' Kubernetes service account (None: the namespace default).
-        platform: `gke`, `nvidia-gfd` or `none`: the GPU node labels and tolerations (`pipelines.targets.gpu_nodes`).
+        platform: `gke`, `nvidia-gfd` or `none`: the GPU node labels and tolerations (`pipelines.spec.gpu_nodes`).
 
     Returns:
         A `kubeflow.training.KubeflowOrgV1TFJob`.

@@ -1,7 +1,7 @@
 """The `ui` web app: a runs table, a page per run, lineage, a compare page and the run reports.
 
 Bound to 127.0.0.1 only, and answers only requests for its loopback names, on
-any port (`serving.server.host_check`, the model server's rule: a page on another
+any port (`serving.server.guards.host_check`, the model server's rule: a page on another
 site cannot reach it by DNS rebinding). Every value from the data goes through jinja2 with
 autoescape; the pages load nothing from the network (no CDN, styles inline),
 and a Content-Security-Policy header keeps it that way. An unknown run or path
@@ -21,10 +21,10 @@ from aiohttp import web
 
 from pipelines.history.mlmd_runs import RootError
 from pipelines.history.select import RunNotFound
-from pipelines.runners.metadata_file import MetadataUnreadable
+from pipelines.outcome.metadata_file import MetadataUnreadable
 from pipelines.ui.pages import RunSource
-from serving.server.host_check import host_allowed
-from serving.server.http_log import ConnectionErrorLog
+from serving.server.guards.host_check import host_allowed
+from serving.server.observability.http_log import ConnectionErrorLog
 
 __all__ = ["make_app", "serve", "resolve_file"]
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import sys
 
+from pipelines.history.commands import root_of
+from pipelines.history.mlmd_runs import RootError, open_store
+from pipelines.outcome.metadata_file import MetadataUnreadable
+
 __all__ = ["add_ui_command"]
 
 
 def _cmd_ui(args) -> int:
-    from pipelines.history.commands import root_of
-    from pipelines.history.mlmd_runs import RootError, open_store
-    from pipelines.runners.metadata_file import MetadataUnreadable
-    from pipelines.ui.app import serve
+    from pipelines.ui.app import serve  # the UI's app reads TFMA/Beam outputs: loaded only by `pipelines ui`
 
     try:
         root = root_of(args.root)

@@ -1,21 +1,21 @@
 """The metric names the Grafana dashboard reads, in one place.
 
-Serving: the embedded server's names from `serving.server.metrics`, which are
+Serving: the embedded server's names from `serving.server.observability.metrics`, which are
 TensorFlow Serving's own (`:tensorflow:serving:*`, latencies in microseconds,
 histograms named without `_bucket`/`_sum`/`_count`) plus its `tfserving_*`
 additions, so the same panels fill on either server (the additions and the
 process metrics only on the embedded one).
 
-Pipeline and training: the names that `pipelines/runners/prometheus_hook.py`
-(`PrometheusHook`) and `components/trainer/prometheus.py` (`MetricsExporter`)
+Pipeline and training: the names that `pipelines/hooks/prometheus_hook.py`
+(`PrometheusHook`) and `components/trainer/monitoring/prometheus.py` (`MetricsExporter`)
 register. `serving` may not import those packages (import-linter contract in
 pyproject.toml), so they are spelled out here and
-`tests/serving/test_manifests_dashboard.py` checks them against both modules.
+`tests/serving/manifests/test_manifests_dashboard.py` checks them against both modules.
 """
 
 from __future__ import annotations
 
-from serving.server.metrics import (
+from serving.server.observability.metrics import (
     BATCH_SIZE,  # histogram {model_name, model_version, signature_name}, embedded server only
     BATCHING_QUEUING_LATENCY,  # histogram, us {thread_pool_name}
     LOAD_ATTEMPT_COUNT,  # {model_path, status}

@@ -1,7 +1,7 @@
 """The embedded, TensorFlow-Serving-compatible model server.
 
 `EmbeddedServer`, `ServerOptions` and `DEFAULT_MAX_REQUEST_BYTES` are imported
-lazily: `serving.server.metrics` (the metric names the Grafana generator
+lazily: `serving.server.observability.metrics` (the metric names the Grafana generator
 reads) must not load TensorFlow with them.
 """
 

@@ -36,20 +36,20 @@ from serving.protos import (
     monitoring_config_pb2,
     session_bundle_config_pb2,
 )
-from serving.server import limits as limit_defaults
-from serving.server.batching import BatchingOptions
-from serving.server.grpc_accepts import ConcurrentAccepts
-from serving.server.grpc_api import start_grpc_server
-from serving.server.http_log import ConnectionErrorLog
-from serving.server.limits import RequestLimits
-from serving.server.manager import ModelManager
-from serving.server.memory import MemoryReleaser
-from serving.server.metrics import ServingMetrics
-from serving.server.reload_policy import ReloadPolicy
-from serving.server.rest import RestApi
-from serving.server.runtime import Runtime
-from serving.server.servable import Servable
-from serving.server.warmup_replay import replay_warmup
+from serving.server.grpc_service.accepts import ConcurrentAccepts
+from serving.server.grpc_service.api import start_grpc_server
+from serving.server.guards import request_checks as limit_defaults
+from serving.server.guards.memory import MemoryReleaser
+from serving.server.guards.request_checks import RequestLimits
+from serving.server.inference.batching_options import BatchingOptions
+from serving.server.inference.runtime import Runtime
+from serving.server.inference.warmup_replay import replay_warmup
+from serving.server.lifecycle.manager import ModelManager
+from serving.server.lifecycle.reload_policy import ReloadPolicy
+from serving.server.model.servable import Servable
+from serving.server.observability.http_log import ConnectionErrorLog
+from serving.server.observability.metrics import ServingMetrics
+from serving.server.rest.api import RestApi
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "EmbeddedServer", "PortInUse", "ServerOptions"]
 
@@ -249,8 +249,7 @@ class EmbeddedServer:
         """
         self.manager.start()
         # libuv's loop, as uvicorn runs one: aiohttp and grpc.aio both run on it, and each
-        # request costs the loop less (benchmarks/serving_load.py: ~25% more requests/s on
-        # REST and gRPC with batching, 2026-11-27).
+        # request costs the loop less (benchmarks/serving_load.py; figures in NOTES.md).
         self._loop = uvloop.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="serving-loop", daemon=True)
         self._thread.start()

@@ -10,7 +10,7 @@ from apache_beam.transforms import userstate
 from apache_beam.transforms.core import CallableWrapperDoFn
 
 from compat.beam import dofn_specs as beam_dofn_specs
-from pipelines.runners import beam_overheads
+from pipelines.beam import overheads as beam_overheads
 
 COUNT = userstate.ReadModifyWriteStateSpec("count", VarIntCoder())
 TIMER = userstate.TimerSpec("flush", userstate.TimeDomain.WATERMARK)

@@ -7,7 +7,7 @@ from tfx.components.transform import executor as tfx_transform_executor
 
 import compat
 from compat import tfx as compat_tfx
-from compat.tfx import airflow, beam_dag, example_gen, executor_stack, resolver, transform
+from compat.tfx import airflow, beam_dag, example_gen, executor_stack, resolver, spans, transform
 
 
 def test_the_installed_tfx_is_the_pinned_one():
@@ -27,6 +27,7 @@ def test_the_installed_tfx_is_the_pinned_one():
         executor_stack.output_dict_shape_problem,
         executor_stack.context_shape_problem,
         example_gen.shape_problem,
+        spans.shape_problem,
     ],
     ids=lambda check: f"{check.__module__}.{check.__name__}",
 )

@@ -35,7 +35,7 @@ def test_the_doc_names_the_arguments_the_framework_passes():
     """The documented call signatures are the ones the framework uses."""
     with open(os.path.join(REPO, "components", "transform", "preprocessing.py"), encoding="utf-8") as handle:
         assert "user_fn(inputs=inputs, outputs=outputs, custom_config=custom_config)" in handle.read()
-    with open(os.path.join(REPO, "components", "trainer", "model_builder.py"), encoding="utf-8") as handle:
+    with open(os.path.join(REPO, "components", "trainer", "models", "model_builder.py"), encoding="utf-8") as handle:
         called = 'feature_specs=config.features, label=config.label_name, config={**model, "label_scale": scale}'
         assert called in handle.read()
     with open(DOC, encoding="utf-8") as handle:

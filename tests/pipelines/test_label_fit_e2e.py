@@ -104,7 +104,7 @@ def test_rows_without_a_label_are_left_out_of_train_and_eval(three_classes_with_
 
 
 def test_the_summary_and_the_report_say_how_many_rows_were_dropped(three_classes_with_gaps):
-    from pipelines.runners.summary import format_summary
+    from pipelines.outcome.summary import format_summary
 
     resolved, outcome = three_classes_with_gaps
 

@@ -9,7 +9,7 @@ import pytest
 from pipelines.doctor import NO_GPU_EXIT_CODE, main
 from pipelines.model_advice import model_advice
 from pipelines.spec import SpecError, parse_spec
-from pipelines.spec.models import FeatureSpec, ModelSpec
+from pipelines.spec.models import FeatureSpec, model_spec
 
 SPEC = """
 pipeline: {{name: advice}}
@@ -43,7 +43,7 @@ def _image(spec, size=(128, 128), training=None, transform=None, **model):
     return dataclasses.replace(
         spec,
         features={"photo": FeatureSpec(transform="image", image_size=list(size))},
-        model=ModelSpec(**model),
+        model=model_spec(**model),
         training=dataclasses.replace(spec.training, **(training or {})),
         transform=dataclasses.replace(spec.transform, **(transform or {})),
     )
@@ -119,7 +119,7 @@ def test_a_transformer_is_told_its_sequence_squared_cost_and_the_baseline(text_s
 
 
 def test_bag_of_embeddings_is_linear_and_gets_gpu_lines_on_a_gpu(text_spec):
-    spec = dataclasses.replace(text_spec, model=ModelSpec(type="text_classifier", encoder="bag_of_embeddings"))
+    spec = dataclasses.replace(text_spec, model=model_spec(type="text_classifier", encoder="bag_of_embeddings"))
     lines = model_advice(spec, [(7, 5)])
     assert lines[0].startswith("text_classifier (bag_of_embeddings): cost grows linearly with")
     assert "(64)" in lines[0] and any("Mixed precision pays here" in line for line in lines)
@@ -127,7 +127,7 @@ def test_bag_of_embeddings_is_linear_and_gets_gpu_lines_on_a_gpu(text_spec):
 
 @pytest.mark.parametrize("model", [{"type": "dnn"}, {"type": "wide_and_deep"}, {"build_model": "mine:build"}])
 def test_table_and_user_models_get_no_model_lines(text_spec, model):
-    assert model_advice(dataclasses.replace(text_spec, model=ModelSpec(**model)), [(8, 0)]) == []
+    assert model_advice(dataclasses.replace(text_spec, model=model_spec(**model)), [(8, 0)]) == []
 
 
 def test_doctor_with_a_spec_prints_the_model_advice_after_the_machine_report(spec_file, capsys):

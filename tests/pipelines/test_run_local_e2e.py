@@ -12,6 +12,7 @@ that misses its latency budget is rolled back and fails the run.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,7 @@ def first_run(taxi_sample_csv, tmp_path_factory):
     spec = taxi_spec(
         taxi_sample_csv,
         str(root / "run"),
+        slices=True,  # the example's slices: the summary names the worst one
         pipeline={"name": "taxi_sample"},
         push={"model_name": "taxi_sample"},
         deploy={"enabled": True, "p99_budget_ms": 2000, "sample_rows": 8},
@@ -71,6 +73,10 @@ def test_first_run_prints_progress_and_summary_and_pushes(first_run):
         assert f"] {component} " in out, out
     assert "Model: BLESSED" in out
     assert "binary_accuracy=" in out
+    # The example's slices (`evaluation.slices`): the worst one of the gated metric is named.
+    assert re.search(
+        r"^Worst slice: binary_accuracy on (payment_type|trip_start_hour)=.+ = [0-9.]+ \([0-9,]+ rows", out, re.M
+    ), out
     assert "Pushed: " in out and "taxi_sample" in out
     assert "Full log: " in out
     assert len(pushed_versions(first_run["serving"])) == 1

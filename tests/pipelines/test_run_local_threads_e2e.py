@@ -20,7 +20,7 @@ pytestmark = pytest.mark.e2e
 
 _RUN_AS_LARGE_DATA = """
 import sys
-import pipelines.targets.beam as beam
+import pipelines.beam.args as beam
 beam.usable_cores = lambda: 2  # two threads even where the test runs on one core
 if sys.argv[2] == "large":
     beam.IN_PROCESS_MAX_BYTES = 0

@@ -8,8 +8,8 @@ from serving_helpers import MODEL, example, http, logit, probability, push
 from serving import config as cfg
 from serving.deploy import DeployError, deploy_version, expected_predictions, predictions_match
 from serving.rollout import RollbackError, ServingTarget, rollback, wait_for_label
-from serving.server.manager import State
-from serving.warmup import read_warmup_file, warmup_path
+from serving.server.lifecycle.versions import State
+from serving.warmup_file import read_warmup_file, warmup_path
 
 ROWS = [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [-1.0, 0.5, 2.0]]
 EXAMPLES = [example(x) for x in ROWS]

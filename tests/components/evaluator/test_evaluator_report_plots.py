@@ -13,21 +13,21 @@ from components.evaluator.report_plots import label_range, report_metrics_spec
 
 
 @pytest.mark.parametrize(
-    "task, num_classes, span, class_name",
+    "task, num_classes, span, class_names",
     [
-        ("classification", 2, None, "ConfusionMatrixAtThresholds"),
-        ("regression", 0, (1.0, 2.0), "CalibrationPlot"),
+        ("classification", 2, None, ["ConfusionMatrixAtThresholds", "CalibrationPlot"]),
+        ("regression", 0, (1.0, 2.0), ["CalibrationPlot"]),
         ("regression", 0, None, None),  # the labels could not be read: no plot
         ("classification", 3, None, None),  # multi-class: the spec's own `confusion_matrix`
     ],
 )
-def test_the_report_plots_fit_the_label_and_carry_no_threshold(task, num_classes, span, class_name):
+def test_the_report_plots_fit_the_label_and_carry_no_threshold(task, num_classes, span, class_names):
     spec = report_metrics_spec(task, num_classes, span)
-    if class_name is None:
+    if class_names is None:
         assert spec is None
         return
-    assert [m.class_name for m in spec.metrics] == [class_name]
-    assert not spec.metrics[0].HasField("threshold")
+    assert [m.class_name for m in spec.metrics] == class_names
+    assert not any(m.HasField("threshold") for m in spec.metrics)
 
 
 @pytest.mark.parametrize(
@@ -61,14 +61,15 @@ def test_unreadable_labels_cost_a_regression_its_plot_and_nothing_else():
 
 
 @pytest.mark.parametrize(
-    "task, added", [("classification", "ConfusionMatrixAtThresholds"), ("regression", "CalibrationPlot")]
+    "task, added",
+    [("classification", ["ConfusionMatrixAtThresholds", "CalibrationPlot"]), ("regression", ["CalibrationPlot"])],
 )
 def test_the_added_plot_leaves_the_gates_as_they_were(task, added):
     config = build_eval_config(_request(task))
     gated = gated_metric_names(config)
     specs = len(config.metrics_specs)
     _add_report_plots(config, _request(task), None, lambda: [10.0, 20.0, 30.0])
-    assert [m.class_name for m in config.metrics_specs[-1].metrics] == [added]
+    assert [m.class_name for m in config.metrics_specs[-1].metrics] == added
     assert len(config.metrics_specs) == specs + 1 and gated_metric_names(config) == gated
     settings = json.loads(config.metrics_specs[-1].metrics[0].config)
     if task == "regression":  # the buckets span the eval labels

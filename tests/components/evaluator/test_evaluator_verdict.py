@@ -15,7 +15,7 @@ from multiclass_fixtures import ROWS, export_model, run_evaluator, write_eval_sp
 
 from components.evaluator.eval_config import EvaluationRequest
 from components.evaluator.verdict import read_verdict
-from pipelines.runners.summary import RunSummary, _evaluation, format_summary
+from pipelines.outcome.summary import RunSummary, _evaluation, format_summary
 
 METRICS = ("accuracy", "precision", "recall", "macro_auc", "weighted_auc", "top_k_accuracy", "confusion_matrix")
 

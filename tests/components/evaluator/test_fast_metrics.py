@@ -258,7 +258,7 @@ def test_a_batch_tfmas_path_must_read_is_split_into_its_examples(class_name, con
     assert str(ours) == str(theirs)
 
 
-def test_only_configs_of_fast_unweighted_overall_metrics_take_batches():
+def test_only_configs_of_fast_unweighted_metrics_with_sql_slices_take_batches():
     request = EvaluationRequest(label_key="big_tipper", task="classification", metrics=("binary_accuracy", "auc"))
 
     def configured(change=None):
@@ -268,8 +268,11 @@ def test_only_configs_of_fast_unweighted_overall_metrics_take_batches():
         return fast_metrics.batched_metrics(fast_metrics.use_fast_metrics(config))
 
     assert configured()
+    assert configured(lambda c: c.slicing_specs.add(slice_keys_sql="SELECT STRUCT(`company`) FROM example.`company`"))
     assert not configured(lambda c: c.slicing_specs.add(feature_keys=["company"]))
-    assert not configured(lambda c: c.metrics_specs[0].metrics.add(class_name="ExampleCount"))
+    assert not configured(lambda c: c.cross_slicing_specs.add())
+    assert configured(lambda c: c.metrics_specs[0].metrics.add(class_name="ExampleCount"))
+    assert not configured(lambda c: c.metrics_specs[0].metrics.add(class_name="MeanLabel"))
     assert not configured(lambda c: setattr(c.model_specs[0], "example_weight_key", "w"))
     assert not configured(lambda c: c.metrics_specs[0].binarize.class_ids.values.append(1))
 
@@ -312,3 +315,24 @@ def test_where_tfma_lacks_the_private_combiners_the_metrics_stay_tfmas_own(monke
     assert (config.metrics_specs[0].metrics[0].class_name, config.metrics_specs[0].metrics[0].module) == ("AUC", "")
     assert not fast_metrics.batched_metrics(config)
     assert len(caplog.records) == 1
+
+
+def test_the_batched_example_count_counts_each_batchs_rows_as_tfma_counts_examples():
+    examples = _plain_examples(150, seed=5)
+    theirs = _public(_compute(_instance("ExampleCount", {"name": "example_count"}, fast=False), examples))
+    ours = _public(_compute(fast_metrics.FastExampleCount(batched=True), _batches(examples, 16)))
+    assert list(theirs.values()) == [150.0] and ours == theirs
+    per_example = _public(_compute(fast_metrics.FastExampleCount(), examples))
+    assert per_example == theirs
+
+
+def test_an_example_count_becomes_the_batched_one_only_with_batches():
+    request = EvaluationRequest(label_key="big_tipper", task="classification", metrics=("binary_accuracy",))
+    config = build_eval_config(request)
+    config.metrics_specs[0].metrics.add(class_name="ExampleCount", config=json.dumps({"name": "example_count"}))
+    fast_metrics.use_fast_metrics(config)
+    assert [m.class_name for m in config.metrics_specs[0].metrics][-1] == "FastExampleCount"
+    weighted = build_eval_config(request)
+    weighted.metrics_specs[0].metrics.add(class_name="ExampleCount")
+    weighted.model_specs[0].example_weight_key = "w"
+    assert fast_metrics.use_fast_metrics(weighted).metrics_specs[0].metrics[-1].class_name == "ExampleCount"

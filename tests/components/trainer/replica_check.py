@@ -34,7 +34,7 @@ def main() -> int:
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     from components.common.autograph_rules import skip_autograph_for_tf_keras
-    from components.trainer.trainer_model import StepTimer, as_trainer_model
+    from components.trainer.training.trainer_model import StepTimer, as_trainer_model
 
     skip_autograph_for_tf_keras()  # as run_fn does: tracing is then seconds, not half a minute
 

@@ -56,3 +56,17 @@ def test_a_per_class_gate_shows_one_row_per_class_it_names():
 def test_a_gated_metric_that_was_not_computed_shows_no_value():
     (row, *_) = metric_rows({}, {}, {"auc": ThresholdSpec(min=0.7)}, ["auc is missing"], True)
     assert (row.name, row.value, row.passed) == ("auc", None, False)
+
+
+def test_with_confidence_each_metric_row_carries_its_interval():
+    from pipelines.report.evaluation import metric_rows
+    from pipelines.spec.models import ThresholdSpec
+
+    rows = metric_rows(
+        {"auc": 0.9, "binary_accuracy": 0.8},
+        {},
+        {"auc": ThresholdSpec(min=0.7)},
+        intervals={"auc": [0.9, 0.85, 0.95]},
+    )
+
+    assert [(r.name, r.interval) for r in rows] == [("auc", (0.85, 0.95)), ("binary_accuracy", None)]

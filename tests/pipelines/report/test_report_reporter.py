@@ -8,9 +8,9 @@ import os
 import pytest
 from taxi_fixtures import taxi_spec, write_spec
 
+from pipelines.outcome.summary import RunSummary, format_summary
 from pipelines.report import RunReporter, report_path, write_report
 from pipelines.report.collect import RunFacts
-from pipelines.runners.summary import RunSummary, format_summary
 
 
 @pytest.fixture(scope="module")

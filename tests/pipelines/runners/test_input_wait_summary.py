@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.runners.summary import RunSummary, format_summary
+from pipelines.outcome.summary import RunSummary, format_summary
 
 ADVICE = "the training step waited for input 40% of the time (more than 10%): the accelerator is starved."
 

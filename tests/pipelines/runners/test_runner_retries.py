@@ -15,7 +15,7 @@ from tfx.dsl.component.experimental.decorators import component
 from tfx.orchestration import metadata, pipeline
 from tfx.types.standard_artifacts import Examples
 
-from pipelines.runners.fingerprint import max_execution_id
+from pipelines.outcome.fingerprint import max_execution_id
 from pipelines.runners.local import ComponentFailed, run_pipeline
 from pipelines.runners.retry import ComponentTimeout, RetryPolicy, retrying
 from pipelines.targets.mlmd_states import states_after as executions_after

@@ -9,7 +9,7 @@ from tensorflow_model_analysis.proto import config_pb2, metrics_for_slice_pb2, v
 
 from components.evaluator.eval_config import Baseline
 from components.evaluator.verdict import describe_failure, explain, read_verdict, write_verdict
-from pipelines.runners.summary import RunSummary, format_summary
+from pipelines.outcome.summary import RunSummary, format_summary
 
 
 def _failure(name: str, value: float, lower=None, upper=None, change=None, is_diff=False):

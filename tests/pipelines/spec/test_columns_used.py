@@ -33,6 +33,8 @@ def test_the_features_and_the_label_s_columns():
 
 def test_every_column_when_the_spec_may_read_others_than_it_names():
     assert columns_used(_spec(transform=TransformSpec(module="my_features:extra"))) is None
+    # A TFX preprocessing_fn reads whatever columns it likes (TFX's taxi module: all 17).
+    assert columns_used(_spec(transform=TransformSpec(module_file="taxi_utils_native_keras.py"))) is None
     assert columns_used(_spec(), schema_path="schema.pbtxt") is None
     step = StepSpec(name="Drop", uses="row_filter", inputs={"examples": "ExampleGen.examples"})
     assert columns_used(_spec(steps=[step])) is None

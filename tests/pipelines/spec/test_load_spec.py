@@ -32,6 +32,8 @@ def test_bundled_example_loads(example_spec, tmp_path):
     assert resolved.spec.label == LabelSpec(name="big_tipper", expression="tips > 0.2 * fare")
     assert resolved.spec.model.hidden_units == (100, 70, 50, 25)
     assert resolved.spec.evaluation.metrics == ("binary_accuracy", "auc")
+    assert resolved.spec.evaluation.slices == (("payment_type",), ("trip_start_hour",))
+    assert resolved.spec.evaluation.thresholds["binary_accuracy"].per_slice
 
 
 def test_bundled_example_reads_data_from_the_installed_tfx_package(example_spec, tmp_path):
@@ -130,8 +132,11 @@ def test_folder_with_mixed_file_types_needs_a_format(make_spec, write_csv, spec_
 
     (problem,) = spec_problems(make_spec({"data.path": "raw"}))
 
-    assert problem.message == (
-        f"cannot tell the format of {tmp_path / 'raw'} from its file names. Add `format: csv` or `format: tfrecord`."
+    assert problem.message.startswith(
+        f"cannot tell the format of {tmp_path / 'raw'} from its file names. Expected names ending in `.csv`, "
+    )
+    assert problem.message.endswith(
+        "all of one format. Add `format:` under `data:` (csv, tfrecord, parquet, avro, jsonl), or rename the files."
     )
 
 

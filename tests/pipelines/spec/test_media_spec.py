@@ -94,9 +94,13 @@ from pipelines.spec import SpecError, load_spec
             "features.fare",
             ["`tokenizer` is for `transform: text`", "Remove `tokenizer`"],
         ),
-        ({"model.frozen_layers": -1}, "model", ["`frozen_layers` must be 0 or more, or `all`"]),
+        (
+            {"model.type": "image_classifier", "model.frozen_layers": -1},
+            "model",
+            ["`frozen_layers` must be 0 or more, or `all`"],
+        ),
         ({"model.dropout": 1.0}, "model", ["`dropout` must be 0 or more and below 1"]),
-        ({"model.num_heads": 0}, "model", ["`num_heads` must be at least 1"]),
+        ({"model.type": "text_classifier", "model.num_heads": 0}, "model", ["`num_heads` must be at least 1"]),
         ({"training.warmup_steps": -1}, "training", ["`warmup_steps` must be 0 or more"]),
     ],
     ids=[

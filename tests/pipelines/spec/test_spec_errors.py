@@ -121,7 +121,7 @@ BAD_RULES = {
         {"data.path": "spec.yaml"},
         "data.path",
         "data:",
-        ["cannot tell the format of", "Add `format: csv` or `format: tfrecord`."],
+        ["cannot tell the format of", "Add `format:` under `data:` (csv, tfrecord, parquet, avro, jsonl)"],
     ),
     "splits-without-eval": (
         {"data.splits": {"train": 3}},

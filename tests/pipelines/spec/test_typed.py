@@ -111,10 +111,10 @@ BAD_SPECS = {
         ["expected one of `adam`, `sgd`, `rmsprop`, `adagrad`. Received: `adamw` (str). Did you mean `adam`?"],
     ),
     "bad-format": (
-        {"data.format": "parquet"},
+        {"data.format": "xlsx"},
         "data.format",
         "data:",
-        ["expected one of `csv`, `tfrecord`, `image_folder`. Received: `parquet` (str)."],
+        ["expected one of `csv`, `tfrecord`, `image_folder`, `parquet`, `avro`, `jsonl`. Received: `xlsx` (str)."],
     ),
     "missing-label-name": (
         {"label": {"expression": TIPPER}},

@@ -9,7 +9,7 @@ from tfx.dsl.compiler import compiler
 from tfx.orchestration.beam.beam_dag_runner import BeamDagRunner
 from tfx.proto.orchestration import local_deployment_config_pb2, pipeline_pb2
 
-from pipelines.runners.fingerprint import max_execution_id
+from pipelines.outcome.fingerprint import max_execution_id
 from pipelines.targets.beam import _orchestration_on_fn_api_runner
 from pipelines.targets.beam_dag import FusedBeamDagRunner, node_deployment_config, signal_plan
 from pipelines.targets.beam_progress import HookedBeamDagRunner, observing, substitute_run_id

@@ -15,7 +15,7 @@ import textwrap
 import pytest
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
-from pipelines.runners import fingerprint
+from pipelines.outcome import fingerprint
 from pipelines.spec import load_spec
 from pipelines.targets.mlmd_states import states_after
 

@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from ui_process import running_ui
 
 from pipelines.ui.app import make_app
-from serving.server.host_check import host_allowed
+from serving.server.guards.host_check import host_allowed
 
 SECRET = "training examples under the root"
 

@@ -1,0 +1,1 @@
+"""The exported SavedModel: its signatures over raw features, their input names and class outputs."""

@@ -1,0 +1,33 @@
+"""BaselineResolver: the latest blessed model before the candidate, which the Evaluator compares against."""
+
+from __future__ import annotations
+
+from pipelines.builtins.record import Builtin, Compilation
+from pipelines.graph.model import Port
+
+__all__ = ["BUILTIN"]
+
+
+def _build(compilation: Compilation, inputs: dict):
+    # TFX: only when a pipeline is built.
+    from tfx.dsl.components.common import resolver
+    from tfx.types import Channel, standard_artifacts
+
+    from components.resolver.baseline import LatestBlessedBaselineStrategy
+
+    return resolver.Resolver(
+        strategy_class=LatestBlessedBaselineStrategy,
+        model=Channel(type=standard_artifacts.Model),
+        model_blessing=Channel(type=standard_artifacts.ModelBlessing),
+        **inputs,
+    )
+
+
+BUILTIN = Builtin(
+    id="BaselineResolver",
+    configured_by="evaluation",
+    inputs={"candidate": Port("Model")},
+    outputs={"model": "Model", "model_blessing": "ModelBlessing", "candidate": "Model"},
+    wiring=lambda spec: {"candidate": "Trainer.model"},
+    build=_build,
+)

@@ -1,0 +1,73 @@
+"""Per-slice metrics of a run (`evaluation.slices`) for `runs show` and `runs diff`.
+
+The rows come from the run summary's `slices` (the Evaluator's `verdict.json`,
+kept in the run record): one per slice with its example count, the
+candidate's metrics and the metrics gating it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tabulate import tabulate
+
+__all__ = ["slice_deltas", "slices_text", "slice_deltas_text"]
+
+
+def _metric_names(*summaries: dict) -> list[str]:
+    names = {name for summary in summaries for row in summary.get("slices") or [] for name in row.get("metrics", {})}
+    return sorted(names)
+
+
+def slices_text(summary: dict) -> list[str]:
+    """`runs show`'s slices table: SLICE, ROWS, one column per metric, GATED; empty without slices."""
+    rows = summary.get("slices") or []
+    if not rows:
+        return []
+    names = _metric_names(summary)
+    table = [
+        [
+            row["slice"],
+            row["example_count"],
+            *(_number(row["metrics"].get(name)) for name in names),
+            ", ".join(row.get("gated") or []) or "-",
+        ]
+        for row in rows
+    ]
+    headers = ["SLICE", "ROWS", *(name.upper() for name in names), "GATED"]
+    return ["Slices:", tabulate(table, headers=headers, tablefmt="plain", disable_numparse=True)]
+
+
+def slice_deltas(summary_a: dict, summary_b: dict) -> list[dict[str, Any]]:
+    """Per slice and metric: A's value, B's value and B-A (None where a run lacks the slice or metric)."""
+    rows_a = {row["slice"]: row for row in summary_a.get("slices") or []}
+    rows_b = {row["slice"]: row for row in summary_b.get("slices") or []}
+    order = [*rows_a, *(name for name in rows_b if name not in rows_a)]
+    result = []
+    for slice_name in order:
+        metrics_a = (rows_a.get(slice_name) or {}).get("metrics", {})
+        metrics_b = (rows_b.get(slice_name) or {}).get("metrics", {})
+        for name in sorted(set(metrics_a) | set(metrics_b)):
+            a, b = metrics_a.get(name), metrics_b.get(name)
+            delta = round(b - a, 4) if a is not None and b is not None else None
+            result.append({"slice": slice_name, "name": name, "a": a, "b": b, "delta": delta})
+    return result
+
+
+def slice_deltas_text(deltas: list[dict[str, Any]]) -> list[str]:
+    """`runs diff`'s per-slice table; empty when neither run has slices."""
+    if not deltas:
+        return []
+    rows = [
+        [d["slice"], d["name"], _number(d["a"]), _number(d["b"]), "-" if d["delta"] is None else f"{d['delta']:+.4f}"]
+        for d in deltas
+    ]
+    return [
+        "",
+        "Slice metrics:",
+        tabulate(rows, headers=["SLICE", "METRIC", "A", "B", "B-A"], tablefmt="plain", disable_numparse=True),
+    ]
+
+
+def _number(value) -> str:
+    return "-" if value is None else f"{value:.4f}"

@@ -1,0 +1,1 @@
+"""Run hooks: the phases a hook sees (`phases`) and the built-in Prometheus/Pushgateway hook."""

@@ -1,0 +1,162 @@
+"""`validate`'s profile of Parquet, Avro and JSON Lines data: the same findings as for CSV.
+
+The files are read as ExampleGen reads them (`components.example_gen.formats.readers`:
+the cells as text, `na_values` text and nulls missing) and each column is
+tallied by the CSV profile's `TextColumn`, so missing counts, distinct values,
+least numbers and the label's values mean what they mean for CSV. Whether a
+column is numeric follows the file's type, not its text: a Parquet string
+column of digits is text, as ExampleGen writes it. Positions in messages are
+`row N` of a file (1-based), reported where CSV reports lines.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from components.example_gen.fast_csv import ColumnKind
+from components.example_gen.formats import readers
+from pipelines.spec.csv_profile_fast import TextColumn
+from pipelines.spec.data_checks import DataProblem, DataProfile
+
+__all__ = ["profile_format", "label_cells"]
+
+
+def _problem(message: str):
+
+    return DataProblem(message)
+
+
+def _schema(files: Sequence[str], fmt: str) -> pa.Schema:
+    try:
+        return readers.shared_schema(files, fmt)
+    except readers.FormatError as err:
+        raise _problem(str(err)) from None
+
+
+def _refuse_nested(files: Sequence[str], schema: pa.Schema, wanted: set[str] | None) -> None:
+    for name in readers.nested_columns(schema):  # with every column kept (`wanted` None) they are left out
+        if wanted is not None and name in wanted:
+            raise _problem(
+                f"{files[0]}: column `{name}` holds {schema.field(name).type} values (a list, struct or map per "
+                "row). Expected one number or text per row in every column the spec uses. Received a nested "
+                "column. Flatten it into columns of their own before the run (e.g. pandas `json_normalize`, or "
+                "one column per list position), or leave it out of the spec."
+            )
+
+
+def _text_batches(path: str, fmt: str, names: list[str], na_values: Sequence[str]):
+    try:
+        for batch in readers.iter_batches(path, fmt, names):
+            yield readers.as_text(batch, na_values)
+    except readers.FormatError as err:
+        raise _problem(str(err)) from None
+
+
+def _first_present(column: pa.Array) -> tuple[int, str] | None:
+    valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    if not valid.any():
+        return None
+    index = int(np.argmax(valid))
+    return index, column[index].as_py()
+
+
+def profile_format(
+    files: Sequence[str],
+    fmt: str,
+    na_values: Sequence[str] = ("",),
+    non_finite: str = "error",
+    keep_columns: Sequence[str] = (),
+    columns: Sequence[str] | None = None,
+):
+    """The DataProfile of Parquet, Avro or JSON Lines `files`, as `profile_csv` gives it for CSV.
+
+    Args:
+        fmt: `parquet`, `avro` or `jsonl`.
+        na_values: text cells that mean missing (a null is missing whatever they hold).
+        non_finite: `error` (an inf or NaN number not in `na_values` is a DataProblem) or `impute`.
+        keep_columns: columns whose per-row values (float, None when missing or text) are kept.
+        columns: the columns profiled besides `keep_columns` (None: all).
+
+    Raises:
+        DataProblem: an unreadable file, files with different columns, a nested column the spec uses, a file
+            without rows, or (`non_finite: error`) non-finite numbers.
+    """
+
+    schema = _schema(files, fmt)
+    wanted = None if columns is None else {*columns, *keep_columns}
+    _refuse_nested(files, schema, wanted)
+    nested = set(readers.nested_columns(schema))
+    flat = [name for name in schema.names if name not in nested]
+    profiled = [name for name in flat if wanted is None or name in wanted]
+    kinds = {name: readers.kind_of(schema.field(name).type) for name in profiled}
+    tallies = {name: TextColumn(name in keep_columns) for name in profiled}
+    first_text: dict[str, tuple[str, int, str]] = {}
+    rows = 0
+    for file_index, path in enumerate(files):
+        file_rows = 0
+        for batch in _text_batches(path, fmt, profiled, na_values):
+            for name in profiled:
+                column = batch.column(name)
+                tallies[name].add(column, file_index, file_rows)
+                if kinds[name] == ColumnKind.STRING and name not in first_text:
+                    found = _first_present(column)
+                    if found is not None:
+                        first_text[name] = (path, file_rows + found[0] + 1, found[1])
+            file_rows += batch.num_rows
+        if file_rows == 0:
+            raise _problem(f"{path} has no rows. Add rows or remove the file.")
+        rows += file_rows
+    numeric = frozenset(name for name in profiled if kinds[name] != ColumnKind.STRING)
+    if non_finite == "error":
+        for name in sorted(numeric):
+            if tallies[name].non_finite:
+                raise _problem(
+                    f"column `{name}` holds non-finite numbers (inf or NaN) in {', '.join(files)}. Expected finite "
+                    "numbers or missing values (null). Fix those values, or set `data.checks: {non_finite: impute}` "
+                    "to treat them as missing."
+                )
+    return DataProfile(
+        tuple(files),
+        fmt,
+        tuple(schema.names),
+        numeric,
+        rows,
+        frozenset(n for n in profiled if not tallies[n].filled),
+        missing=frozenset(n for n in profiled if tallies[n].missing),
+        constant=frozenset(n for n in profiled if len(tallies[n].distinct) == 1),
+        first_text=first_text,
+        minimum={n: t.minimum for n, t in tallies.items() if n in numeric and t.minimum < math.inf},
+        missing_cells={
+            n: (t.missing_count, files[t.first_missing[0]], t.first_missing[1] + 1)
+            for n, t in tallies.items()
+            if t.first_missing is not None
+        },
+        values={
+            n: tuple(None if math.isnan(v) else v for v in tallies[n].kept)
+            for n in profiled
+            if tallies[n].kept is not None and n in numeric
+        },
+    )
+
+
+def label_cells(files: Sequence[str], fmt: str, column: str, na_values: Sequence[str]) -> tuple[set[str], bool]:
+    """(the distinct present text cells of `column`, whether the column is numeric by the files' type).
+
+    Raises:
+        ValueError: the column is not in the files (the message names the file and the columns).
+    """
+    schema = readers.shared_schema(files, fmt)
+    if column not in schema.names:
+        raise ValueError(
+            f"{files[0]}: label column `{column}` is not in the data. Expected it in every file. "
+            f"Received: {schema.names}. Fix `label.column` or the file."
+        )
+    cells: set[str] = set()
+    for path in files:
+        for batch in readers.iter_batches(path, fmt, [column]):
+            cells.update(v for v in readers.as_text(batch, na_values).column(0).drop_null().to_pylist())
+    return cells, readers.kind_of(schema.field(column).type) != ColumnKind.STRING

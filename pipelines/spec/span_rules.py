@@ -1,0 +1,75 @@
+"""`data.path` with spans (`{SPAN}`, `{VERSION}`, `{YYYY}`/`{MM}`/`{DD}`): which files a check reads.
+
+A span path is checked on its newest span (the data a run ingests next): the columns, types and label
+classes the spec relies on come from it, so a new span that breaks the spec stops the run at `validate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from components.example_gen.spans import Span, has_span_spec, list_spans, missing_spans
+from pipelines.spec.data_checks import DataProblem, list_data_files
+from pipelines.spec.errors import SpecProblem
+
+__all__ = ["newest_span_files", "describe_spans", "rule_window"]
+
+
+def newest_span_files(path: str, data_format: str | None) -> tuple[tuple[Span, ...], list[str], str]:
+    """(every span, the newest span's files, their format) for a span path.
+
+    Raises:
+        DataProblem: TFX refuses the pattern, nothing matches it, the format is an image folder, or the
+            newest span's files are of different or unknown formats.
+    """
+    if data_format == "image_folder":
+        raise DataProblem(
+            f"{path}: spans (`{{SPAN}}`, `{{YYYY}}`...) are read from CSV or TFRecord files. Received: "
+            "`format: image_folder`. Point `data.path` at one image folder, without placeholders."
+        )
+    try:
+        spans = list_spans(path)
+    except ValueError as error:
+        raise DataProblem(
+            f"{path}: TFX cannot match spans with this pattern: {error}. Expected one `{{SPAN}}` (or "
+            "`{YYYY}`, `{MM}` and `{DD}`), optionally one `{VERSION}`, each matching digits in the file or "
+            "folder names. Fix `data.path` or the names."
+        ) from None
+    if not spans:
+        raise DataProblem(
+            f"no file matches {path}. Expected at least one span, e.g. data/span-1/part.csv for "
+            "data/span-{SPAN}/*.csv. Fix `data.path` (relative paths start at the spec file's folder) or add "
+            "the first span."
+        )
+    newest = spans[-1]
+    formats = {list_data_files(f, data_format)[1] for f in newest.files}
+    if len(formats) > 1:
+        raise DataProblem(
+            f"{newest.describe()} of {path} holds files of several formats ({', '.join(sorted(formats))}). "
+            "Expected one format per span. Add `format:` under `data:`, or narrow the pattern (e.g. `*.csv`)."
+        )
+    return tuple(spans), list(newest.files), formats.pop()
+
+
+def describe_spans(spans: tuple[Span, ...] | list[Span]) -> str:
+    """One line for `validate`: how many spans, the newest, and the gaps between the oldest and newest."""
+    if not spans:
+        return "no spans"
+    missing = missing_spans(list(spans))
+    gaps = "no gaps"
+    if missing:
+        shown = ", ".join(str(n) for n in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        gaps = f"{len(missing)} missing: {shown}"
+    return f"{len(spans)} span(s), newest {spans[-1].describe()}, oldest span {spans[0].label}; {gaps}"
+
+
+def rule_window(ctx) -> Iterator[SpecProblem]:
+    """`data.window` above 1 needs spans in `data.path` (a window counts spans)."""
+    window = ctx.spec.data.window
+    if window > 1 and not has_span_spec(ctx.spec.data.path):
+        yield ctx.problem(
+            "data.window",
+            f"`window: {window}` reads the newest {window} spans, and `data.path` names no spans. Expected "
+            f"`{{SPAN}}` (or `{{YYYY}}`/`{{MM}}`/`{{DD}}`) in `data.path`. Received: path={ctx.spec.data.path}. "
+            "Put the span placeholder in `data.path` (e.g. data/span-{SPAN}/*.csv), or remove `window`.",
+        )

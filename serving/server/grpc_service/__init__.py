@@ -1,0 +1,1 @@
+"""The gRPC surface of TensorFlow Serving's API: servicers, request handlers, concurrent accepts."""

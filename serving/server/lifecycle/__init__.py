@@ -1,0 +1,1 @@
+"""Which model versions are loaded and served: file-system polling, version policies, labels, config reloads."""

@@ -1,0 +1,1 @@
+"""What the server reports about itself: Prometheus metrics and connection-error logging."""

@@ -1,0 +1,1 @@
+"""The REST (HTTP/JSON) surface of TensorFlow Serving's API."""

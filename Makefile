@@ -62,7 +62,7 @@ run: setup
 	$(PY) pipelines/run_local.py
 
 test: setup extras
-	$(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadfile --durations=40
 
 test-fast: setup
 	$(PY) -m pytest tests -q -m "not e2e" -n $(TEST_WORKERS) --dist loadfile

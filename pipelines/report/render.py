@@ -14,7 +14,7 @@ from pipelines.report.dag import BOX_HEIGHT, BOX_WIDTH
 from pipelines.report.eval_plots import mean_residual
 from pipelines.report.slices import slices_view
 
-__all__ = ["render", "write_atomically", "TRAINING_KEYS"]
+__all__ = ["render", "write_atomically", "TRAINING_KEYS", "TEMPLATES", "TEMPLATE_FILTERS"]
 
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 
@@ -55,6 +55,10 @@ def _share(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
+# The filters the report's templates use; the UI, which shows the report's slices page, registers them too.
+TEMPLATE_FILTERS = {"g": _number, "share": _share}
+
+
 def _environment():
     import jinja2
 
@@ -65,8 +69,7 @@ def _environment():
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters["g"] = _number
-    environment.filters["share"] = _share
+    environment.filters.update(TEMPLATE_FILTERS)
     return environment
 
 

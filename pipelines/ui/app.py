@@ -1,4 +1,4 @@
-"""The `ui` web app: a runs table, a page per run, lineage, a compare page and the run reports.
+"""The `ui` web app: a runs table, a page per run, its lineage and slices, a compare page and the run reports.
 
 Bound to 127.0.0.1 only, and answers only requests for its loopback names, on
 any port (`serving.server.guards.host_check`, the model server's rule: a page on another
@@ -22,6 +22,8 @@ from aiohttp import web
 from pipelines.history.mlmd_runs import RootError
 from pipelines.history.select import RunNotFound
 from pipelines.outcome.metadata_file import MetadataUnreadable
+from pipelines.report.render import TEMPLATE_FILTERS
+from pipelines.report.render import TEMPLATES as REPORT_TEMPLATES
 from pipelines.ui.pages import RunSource
 from serving.server.guards.host_check import host_allowed
 from serving.server.observability.http_log import ConnectionErrorLog
@@ -34,11 +36,14 @@ _TEMPLATES = web.AppKey("templates", jinja2.Environment)
 
 
 def _templates() -> jinja2.Environment:
+    """The UI's templates, then the report's (the slices page includes the report's own)."""
+    own = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
     environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")),
+        loader=jinja2.FileSystemLoader([own, REPORT_TEMPLATES]),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
+    environment.filters.update(TEMPLATE_FILTERS)
     environment.filters["q"] = lambda value: urllib.parse.quote(str(value), safe="")
     return environment
 
@@ -87,6 +92,10 @@ async def _run(request: web.Request) -> web.Response:
 
 async def _lineage(request: web.Request) -> web.Response:
     return await _page(request, "lineage.html", request.app[_SOURCE].lineage_page, request.match_info["run"])
+
+
+async def _slices(request: web.Request) -> web.Response:
+    return await _page(request, "slices.html", request.app[_SOURCE].slices_page, request.match_info["run"])
 
 
 async def _compare(request: web.Request) -> web.Response:
@@ -171,6 +180,7 @@ def make_app(root: str, bound: str = "127.0.0.1") -> web.Application:
     app.router.add_get("/", _runs)
     app.router.add_get("/runs/{run}", _run)
     app.router.add_get("/runs/{run}/lineage", _lineage)
+    app.router.add_get("/runs/{run}/slices", _slices)
     app.router.add_get("/compare", _compare)
     app.router.add_get("/files/{path:.*}", _file)
     return app

@@ -15,6 +15,8 @@ from pipelines.history.lineage import run_lineage
 from pipelines.history.mlmd_runs import RunInfo, fill_summary, list_runs
 from pipelines.history.select import select_run
 from pipelines.report.paths import report_path
+from pipelines.report.slices import slices_view
+from pipelines.spec import SpecError, typed_spec
 
 __all__ = ["RunSource"]
 
@@ -95,6 +97,13 @@ class RunSource:
         run, _ = self.find(wanted)
         return {"root": self.root, "run": run, "lineage": run_lineage(self.root, run)}
 
+    def slices_page(self, wanted: str) -> dict[str, Any]:
+        """The run's metrics per slice (the report's slices page): sortable table, bars, bounds, fairness gaps."""
+        run, _ = self.find(wanted)
+        summary = run.summary or {}
+        view = slices_view(summary.get("slices") or [], _thresholds(run), summary.get("fairness") or [])
+        return {"root": self.root, "run": run, "view": view}
+
     def compare_page(self, wanted_a: str, wanted_b: str) -> dict[str, Any]:
         """Two runs side by side, with `runs diff`'s comparison."""
         run_a, runs = self.find(wanted_a)
@@ -107,3 +116,14 @@ class RunSource:
             "run_ids": [run.run_id for run in runs],
             "blessed": (text.blessing_text(run_a.summary), text.blessing_text(run_b.summary)),
         }
+
+
+def _thresholds(run: RunInfo) -> dict:
+    """The run's `evaluation.thresholds` from its recorded spec text (the bounds the slices page draws); {} without."""
+    if run.record is None:
+        return {}
+    try:
+        spec, _ = typed_spec(run.record.spec_text, run.record.spec_file)
+    except SpecError:  # a record from an older spec format: the page shows the values without bounds
+        return {}
+    return dict(spec.evaluation.thresholds)

@@ -183,3 +183,34 @@ def test_the_report_slices_page_sorts_by_metric_and_draws_the_bound_in_a_browser
         assert os.path.getsize(save_screenshot(driver, "report_slices_page")) > 10_000
     finally:
         driver.quit()
+
+
+def test_the_ui_has_the_slices_page_linked_from_the_run_in_a_browser(sliced_run):
+    import os
+
+    from browser import headless_chromium, save_screenshot
+    from selenium.webdriver.common.by import By
+    from ui_process import running_ui
+
+    resolved, first, _ = sliced_run
+    driver = headless_chromium(1400, 1000)
+    try:
+        with running_ui(resolved.root) as ui:
+            driver.get(ui.url + "runs/-2")  # the first run: NOT BLESSED on region=C
+            driver.find_element(By.ID, "slices-link").click()
+            assert driver.current_url.endswith("/slices")
+            rows = driver.find_elements(By.CSS_SELECTOR, "table.slice-order")[0].find_elements(By.CSS_SELECTOR, "tr")
+            assert len(rows) == 1 + len(first.summary.slices)
+            chart = driver.find_element(By.CSS_SELECTOR, '.slice-chart[data-metric="binary_accuracy"]')
+            assert float(chart.get_attribute("data-bound")) == GATE  # the bound from the run's recorded spec
+            failed = [
+                r.get_attribute("data-slice") for r in chart.find_elements(By.CSS_SELECTOR, '[data-failed="true"]')
+            ]
+            assert failed == ["region=C"]
+            driver.find_element(By.CSS_SELECTOR, 'input[value="binary_accuracy"] + label').click()
+            (table,) = [t for t in driver.find_elements(By.CSS_SELECTOR, "table.slice-order") if t.is_displayed()]
+            values = [float(c.text) for c in table.find_elements(By.CSS_SELECTOR, 'td[data-metric="binary_accuracy"]')]
+            assert values == sorted(values)
+            assert os.path.getsize(save_screenshot(driver, "ui_slices_page")) > 10_000
+    finally:
+        driver.quit()

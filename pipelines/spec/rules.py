@@ -2,13 +2,15 @@
 
 Every rule runs before anything is written, so an invalid spec creates
 nothing on disk. Add a rule by writing `def rule_x(ctx) -> Iterator[...]` in
-the `*_rules.py` module of its theme and listing it in `RULES`.
+the `*_rules.py` module of its theme and listing it in `RULES`. The rules over
+`steps:`, `hooks:` and per-component settings need the layers above the spec:
+`pipelines.load.STEP_RULES` lists them, and `pipelines.load` runs both lists.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from pipelines.spec import data_rules
 from pipelines.spec.column_rules import rule_data, rule_schema
@@ -31,7 +33,6 @@ from pipelines.spec.split_rules import rule_split_rows, rule_splits
 from pipelines.spec.storage_checks import rule_storage
 from pipelines.spec.transform_rules import rule_tf1_column_names
 from pipelines.spec.yaml_source import YamlSource
-from pipelines.steps.checks import rule_component_settings, rule_hooks, rule_steps
 
 __all__ = ["RULES", "GATES", "check", "CheckContext"]
 
@@ -86,21 +87,19 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     rule_schema,
     rule_tf1_column_names,
     rule_storage,
-    rule_steps,
-    rule_hooks,
     rule_orchestrator,
-    rule_component_settings,
 ]
 
 # Rules that must pass before the others run: the others parse the label expression.
 GATES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [rule_expression_size]
 
 
-def check(ctx: CheckContext) -> list[SpecProblem]:
-    """Runs `GATES`, then (when they pass) every rule in `RULES`.
+def check(ctx: CheckContext, rules: Sequence[Callable[[CheckContext], Iterator[SpecProblem]]]) -> list[SpecProblem]:
+    """Runs `GATES`, then (when they pass) every rule in `rules`.
 
     Args:
         ctx: the spec, its source and resolved paths.
+        rules: the rules to run, in order: `RULES` and `pipelines.load.STEP_RULES`.
 
     Returns:
         Every problem found, in rule order.
@@ -108,6 +107,6 @@ def check(ctx: CheckContext) -> list[SpecProblem]:
     problems = [problem for gate in GATES for problem in gate(ctx)]
     if problems:
         return problems
-    for rule in RULES:
+    for rule in rules:
         problems.extend(rule(ctx))
     return problems

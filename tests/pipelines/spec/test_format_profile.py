@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.spec.format_profile import profile_format
 from pipelines.spec.label_values import label_classes
 

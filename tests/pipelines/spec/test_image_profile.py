@@ -11,7 +11,7 @@ import pytest
 import yaml
 from image_folders import encode, write_image_folder
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.spec.data_checks import DataProblem, list_data_files
 from pipelines.spec.image_profile import ImageFolderProfile, profile_image_folder
 

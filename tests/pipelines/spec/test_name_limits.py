@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.spec.name_rules import MAX_MODEL_NAME, MAX_PIPELINE_NAME
 
 

@@ -13,18 +13,18 @@ from collections.abc import Iterator
 from components.common.csv_dialect import CsvDialect
 from components.example_gen.formats import FORMATS
 from components.example_gen.spans import has_span_spec
-from components.transform import label_expression
-from pipelines.spec import data_rules
-from pipelines.spec.data_checks import (
+from components.transform import expressions
+from pipelines.profiling.data_checks import (
     DataProblem,
     csv_delimiter,
     list_data_files,
     profile_csv,
     profile_tfrecord,
 )
+from pipelines.profiling.format_profile import profile_format
+from pipelines.profiling.image_profile import profile_image_folder
+from pipelines.spec import data_rules
 from pipelines.spec.errors import SpecProblem, did_you_mean
-from pipelines.spec.format_profile import profile_format
-from pipelines.spec.image_profile import profile_image_folder
 from pipelines.spec.query_rules import query_data
 from pipelines.spec.span_rules import newest_span_files
 
@@ -125,11 +125,11 @@ def rule_data(ctx) -> Iterator[SpecProblem]:
         )
     if label.expression is not None:
         try:
-            names = label_expression.column_names(label.expression)
-        except label_expression.ExpressionError as err:
+            names = expressions.column_names(label.expression)
+        except expressions.ExpressionError as err:
             yield ctx.problem("label.expression", str(err))
             return
-        compared_as_text = set(label_expression.text_columns(label.expression))
+        compared_as_text = set(expressions.text_columns(label.expression))
         for name in names:
             if name not in columns:
                 yield ctx.problem(

@@ -12,11 +12,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Sequence
 
+from pipelines.profiling.data_checks import DataProfile
 from pipelines.spec import data_rules
 from pipelines.spec.column_rules import rule_data, rule_schema
-from pipelines.spec.data_checks import DataProfile
 from pipelines.spec.errors import SpecProblem
-from pipelines.spec.image_profile import rule_image_folder
+from pipelines.spec.image_folder_rules import rule_image_folder
 from pipelines.spec.label_missing import rule_label_missing
 from pipelines.spec.label_rules import rule_expression_size, rule_label, rule_label_type
 from pipelines.spec.media_rules import rule_media_model, rule_media_transforms, rule_model_type

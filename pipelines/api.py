@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from pipelines import compiler
 from pipelines.history.records import read_inputs
+from pipelines.load import load_spec, parse_spec
 from pipelines.outcome import fingerprint
 from pipelines.outcome.summary import RunSummary
 from pipelines.report import RunReporter
@@ -32,7 +33,7 @@ from pipelines.runners.progress import ProgressPrinter
 from pipelines.runners.recovery import recover_killed_run
 from pipelines.runners.retry import policies_from_spec
 from pipelines.runners.run_end import finish_run
-from pipelines.spec import ResolvedSpec, load_spec, parse_spec
+from pipelines.spec import ResolvedSpec
 from pipelines.steps.spec_hooks import build_hooks
 from pipelines.targets.beam import ONE_THREAD_COMPONENTS, data_size_beam_args, worker_threads
 from pipelines.targets.resources import unhonoured_settings

@@ -71,3 +71,10 @@ def write_image_folder(root: Path) -> FolderTruth:
     skipped[put("loose.png", encode((8, 8), "RGB", "PNG", 9))] = "not inside a class folder"
     put(".hidden/x.png", encode((8, 8), "RGB", "PNG", 10))  # hidden: ignored, not named
     return FolderTruth(images, skipped)
+
+
+def write_class_folder(root: Path, name: str, count: int, seed: int = 0) -> None:
+    """`count` small PNGs in `root/name/`, noise from `seed`."""
+    (root / name).mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        (root / name / f"{i}.png").write_bytes(encode((8, 8), "RGB", "PNG", seed * 1000 + i))

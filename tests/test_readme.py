@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from pipelines.spec import parse_spec
+from pipelines.load import parse_spec
 
 
 def test_readme_spec_reference_validates(repo_dir, tmp_path):

@@ -10,8 +10,8 @@ state in a 100 MB cache, and weighs each value it loads with
 `objsize.get_deep_size`. By default objsize first collects the globals of
 every loaded module to leave them out of the sum: after TensorFlow, TFX, Beam
 and TFMA are imported that is thousands of modules, walked again for every
-value loaded. In a py-spy profile of a taxi run (2026-11-26) this walk was
-5.5% of all samples and 14% of the Evaluator's. Beam exposes no setting for it.
+value loaded, a noticeable share of a run's time and more of the
+Evaluator's. Beam exposes no setting for it.
 
 Beam's own filter already leaves modules and functions out of the sum, and a
 module's globals are reachable only through those, so weighing without the

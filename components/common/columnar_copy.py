@@ -1,17 +1,15 @@
 """A columnar copy of ExampleGen's output, so StatisticsGen and Transform need not decode the examples again.
 
 TFX's StatisticsGen reads each split's gzipped TFRecords back and decodes every
-tf.Example into Arrow record batches before TFDV sees them: on 1.5M taxi rows
-(2026-11-26, py-spy) decoding took 31% and reading the TFRecords 19% of its
-time, Beam's handling of 1,000-row batches most of the rest; TFDV's own work
-on the same rows in large batches takes about 8 s. ExampleGen's fast path
+tf.Example into Arrow record batches before TFDV sees them: decoding and
+reading the TFRecords take about half its time, Beam's handling of 1,000-row
+batches most of the rest, TFDV's own work little. ExampleGen's fast path
 (`components/example_gen/fast_csv.py`) holds those record batches already,
 just before it encodes them, so it also writes them here, in the form tfx_bsl's
 decoder would give them back (`as_decoded`), and StatisticsGen
 (`components/statistics_gen/executor.py`) and Transform
-(`components/transform/columnar_tfxio.py`) read them when they are complete.
-At x100 (ours-only runs, 2026-11-26) StatisticsGen went from 45-53 s to 8 s and
-Transform from 36-52 s to 13 s reading the copy.
+(`components/transform/columnar_tfxio.py`) read them when they are complete:
+both are several times faster reading the copy.
 
 Layout, inside the Examples artifact beside its `Split-<name>` folders (which
 readers glob as `Split-<name>/*`, so this folder is never read as examples):

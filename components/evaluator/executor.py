@@ -196,9 +196,8 @@ def _short_array_text():
     examples as a positional argument. TensorFlow first tries the structured
     signature, which takes keywords only, and fails with a TypeError whose
     message holds the whole batch as text; the flat signature then runs it.
-    Printing up to 1,000 serialized examples per batch was 6% of the
-    Evaluator's time on 150k rows (py-spy, 2026-11-26); the message is
-    thrown away either way.
+    Printing up to 1,000 serialized examples per batch costs the Evaluator
+    time on every batch; the message is thrown away either way.
     """
     import numpy as np
 

@@ -5,9 +5,9 @@ signature run, the model's serving signature run), then splits every batch
 into one extract per example (`UnbatchExtractor`) before computing metrics.
 That split is Python per example and per value: with every raw feature, every
 transformed feature and every serving output (`scores`, `classes`, `label`,
-`probability`) in the batch, it was 28% of the Evaluator's time on the taxi
-data (py-spy, 150k rows) although the metrics read only the labels, the
-weights and one prediction key per model.
+`probability`) in the batch, it is a large share of the Evaluator's time
+although the metrics read only the labels, the weights and one prediction key
+per model.
 
 `custom_extractors` (TFX's hook of that name) returns TFMA's default
 extractors with one more stage right before the split: `trim_extract` drops

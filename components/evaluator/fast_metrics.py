@@ -2,8 +2,8 @@
 
 BinaryAccuracy, Precision, Recall, AUC, ConfusionMatrixAtThresholds and
 CalibrationPlot read every example through TFMA's general extraction
-function, about half of the Evaluator's time on the taxi data (py-spy, x100,
-2026-11-26). Here each is TFMA's own class with its combiners swapped for the
+function, the largest part of the Evaluator's time on large data. Here each
+is TFMA's own class with its combiners swapped for the
 fast ones in `compat.tfma.fast_combiners` (TFMA's private combiners
 subclassed; that module says what the plain case is and why it needs TFMA's
 internals). The accumulators, keys, derived metrics and outputs are TFMA's

@@ -1,6 +1,6 @@
 """The files of an image folder: which are images of which class, and whether each decodes.
 
-No TensorFlow here: `validate` (`pipelines/spec/image_profile.py`) uses the
+No TensorFlow here: `validate` (`pipelines/profiling/image_profile.py`) uses the
 same listing and check as ExampleGen (`image_folder.py`) without importing it.
 
 An image folder holds one sub-folder per class; files named *.jpg, *.jpeg or

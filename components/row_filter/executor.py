@@ -1,6 +1,6 @@
 """The work of RowFilter: evaluate an expression per tf.Example and keep the rows where it holds.
 
-The expression language is the label's (`components.transform.label_expression`):
+The expression language is the label's (`components.transform.expressions`):
 column names, numbers, `+ - * /`, comparisons, `and`/`or`/`not`. A row
 missing a column the expression reads, or holding text in it, counts as
 failing (dropped) unless `keep_missing` is set.
@@ -14,7 +14,7 @@ import operator
 import os
 from collections.abc import Callable, Iterable
 
-from components.transform import label_expression
+from components.transform import expressions
 
 __all__ = ["row_predicate", "filter_split", "drop_missing_split", "has_value", "MissingValue"]
 
@@ -69,11 +69,11 @@ def row_predicate(expression: str, keep_missing: bool = False) -> Callable[[obje
     Raises:
         ExpressionError: the expression is outside the accepted language.
     """
-    label_expression.parse(expression)
+    expressions.parse(expression)
 
     def keep(example) -> bool:
         try:
-            return bool(label_expression.evaluate(expression, _Row(example), _OPS))
+            return bool(expressions.evaluate(expression, _Row(example), _OPS))
         except MissingValue:
             return keep_missing
 
@@ -100,7 +100,7 @@ def filter_split(input_dir: str, output_dir: str, expression: str, keep_missing:
     import tensorflow as tf
 
     keep = row_predicate(expression, keep_missing)
-    wanted = set(label_expression.column_names(expression))
+    wanted = set(expressions.column_names(expression))
     seen: set[str] = set()
     kept = dropped = 0
     os.makedirs(output_dir, exist_ok=True)

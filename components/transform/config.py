@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any, Optional
 
 from components.common.names import tensor_name
-from components.transform.label_expression import column_names
+from components.transform.expressions import column_names
 
 __all__ = ["TransformConfig", "transformed_name", "vocabulary_name", "CATEGORICAL", "MEDIA", "WORDPIECE_VOCAB_SIZE"]
 

@@ -26,7 +26,7 @@ import tempfile
 import tensorflow as tf
 import tensorflow_transform.beam as tft_beam
 
-from components.transform import label_expression
+from components.transform import expressions
 from components.transform.config import TransformConfig
 
 __all__ = ["LABEL_CLASSES", "label_tensor", "string_form"]
@@ -93,12 +93,12 @@ def string_form(value: tf.Tensor) -> tf.Tensor:
 
 
 def _expression_value(config: TransformConfig, inputs: dict) -> tf.Tensor:
-    names = label_expression.column_names(config.label_expression)
-    text = set(label_expression.text_columns(config.label_expression))
+    names = expressions.column_names(config.label_expression)
+    text = set(expressions.text_columns(config.label_expression))
     columns = {
         n: string_form(_dense(inputs[n], None)) if n in text else _numeric(_dense(inputs[n], None)) for n in names
     }
-    value = label_expression.evaluate(config.label_expression, columns, _EXPRESSION_OPS)
+    value = expressions.evaluate(config.label_expression, columns, _EXPRESSION_OPS)
     if value.dtype == tf.bool:
         value = tf.cast(value, tf.float32)
     present = tf.reduce_all(tf.stack([_present(inputs[n]) for n in names]), axis=0)

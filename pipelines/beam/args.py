@@ -99,10 +99,9 @@ def data_size_beam_args(resolved: ResolvedSpec) -> tuple[str, ...]:
     """Beam arguments from the data's size: one thread up to `IN_PROCESS_MAX_BYTES`, else a thread per core.
 
     Threads, not worker processes: each worker process imports TensorFlow
-    (~1 GB of RSS each), and on 2 cores two processes were little faster than
-    two threads (x100 taxi, 2026-11-26: StatisticsGen 44 vs 56 s, Transform
-    44 vs 47 s; peak 3.18 vs 1.82 GB). Two threads against one, the whole
-    x100 run: 165.8 vs 181.6 s. `per_component_beam_args` keeps the
+    (~1 GB of RSS each), and on 2 cores two processes are little faster than
+    two threads at nearly twice the peak memory, while two threads are faster
+    than one over a whole run. `per_component_beam_args` keeps the
     Evaluator on one thread. For worker processes, run the beam target with
     `orchestrator.beam_args` set to `direct_multiprocessing_args`' flags.
     """
@@ -115,10 +114,8 @@ def per_component_beam_args(args: tuple[str, ...] | list[str]) -> dict[str, tupl
     """Component id -> Beam arguments added after `args` for that component alone.
 
     With worker threads (`data_size_beam_args` on large data) the Evaluator
-    runs on one: on the x100 taxi eval split (500k rows, 2026-11-26, before
-    the metrics took whole batches) TFMA took 83 s and 1.87 GB on two
-    FnApiRunner threads, 74 s and 1.22 GB on one (its per-example metric
-    code holds the GIL).
+    runs on one: TFMA's per-example metric code holds the GIL, so a second
+    FnApiRunner thread costs it memory and time instead of saving time.
     """
     if _THREADS_MODE not in args:
         return {}

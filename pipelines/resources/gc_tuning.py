@@ -1,18 +1,16 @@
 """Python's garbage collector, set for a process that imports TensorFlow, TFX, Beam and TFMA.
 
-After those imports the interpreter holds about 800,000 objects, and every
-full (generation 2) collection walks all of them: on this project's 2-core
-machine about 0.3 s each, 12 of them in a taxi run (3.7 s of 53 s), and one
-more when Python exits (about 3 s). Measured with `gc.callbacks` around
-`python -m pipelines run` on the taxi example (2026-11-26, see NOTES.md).
+After those imports the interpreter holds hundreds of thousands of objects,
+and every full (generation 2) collection walks all of them: a noticeable pause
+each, about a dozen of them in a run, and one more, longer, when Python exits.
 
 Two settings, both leaving young-object collections as they are (they find
 the short-lived cycles that TensorFlow and Keras leave behind):
 
 * `fewer_full_collections`: during a run, a full collection waits for 100
   middle-generation collections instead of 10 (Python still skips it until
-  the survivors grow by a quarter). Measured: 12 -> 3 full collections,
-  garbage-collection time 4.7 -> 2.9 s, the same peak memory.
+  the survivors grow by a quarter): a few full collections per run instead
+  of a dozen, less time collecting, the same peak memory.
 * `skip_collection_at_exit`: the process's last act, `gc.freeze()`, so
   interpreter shutdown does not walk every object once more. Objects are
   still freed as modules are torn down; only cycles still unreachable at

@@ -43,8 +43,8 @@ _GIB = 2**30
 #   | Trainer       | 1,149 MiB             | 1,438 MiB               |
 #   | Evaluator     | 1,262 MiB             | 1,570 MiB               |
 # Peaks are of the whole process while the component ran (what it holds plus what earlier components left).
-# Issue 14 measured 6.5 GB at 1.5M rows (185 MiB), where this line says about 4.6 GB: memory grows faster
-# than linearly there, so treat the estimate as a floor, and re-measure when the data path changes.
+# At 1.5M rows the peak is above this line: memory grows faster than linearly there, so treat the
+# estimate as a floor, and re-measure when the data path changes.
 FACTORS: dict[str, tuple[int, float]] = {
     "ExampleGen": (806, 19.6),
     "StatisticsGen": (822, 12.7),

@@ -1,4 +1,4 @@
-"""Reading, typing and checking pipeline specs (YAML files)."""
+"""Reading, typing and checking pipeline specs (YAML files); `pipelines.load` runs every check, step rules included."""
 
 from __future__ import annotations
 
@@ -10,15 +10,16 @@ from pipelines.spec.errors import SpecError, SpecProblem
 from pipelines.spec.label_missing import with_drop_step
 from pipelines.spec.models import SPEC_VARIANTS, PipelineSpec
 from pipelines.spec.resolved import ResolvedSpec
-from pipelines.spec.rules import CheckContext, check
+from pipelines.spec.rules import CheckContext
 from pipelines.spec.transform_rules import tf1_unreadable_columns
 from pipelines.spec.typed import build
 from pipelines.spec.yaml_source import MAX_SPEC_BYTES, YamlSource, decode_spec, read_yaml
 
 __all__ = [
-    "load_spec",
-    "parse_spec",
+    "CheckContext",
+    "checked_spec",
     "read_spec_text",
+    "spec_context",
     "typed_spec",
     "SpecError",
     "SpecProblem",
@@ -27,27 +28,27 @@ __all__ = [
 ]
 
 
-def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None, target: str | None = None) -> ResolvedSpec:
-    """Parses and checks spec text; `spec_file` anchors relative paths.
+def spec_context(
+    text: str, spec_file: str = "<spec>", cwd: str | None = None, target: str | None = None
+) -> CheckContext:
+    """The spec text typed and resolved, ready for the rules (`pipelines.load.parse_spec` runs them all).
 
     `target` (`compile --target`, `run --target`) replaces `orchestrator.target` before the
     checks, so every rule checks the spec for the target it is compiled or run for.
 
-    Returns:
-        The resolved spec, with the data profile (files, columns) filled in.
-
     Raises:
-        SpecError: one or more problems, each naming the YAML path and line.
+        SpecError: the text is not valid YAML, or does not type-check.
     """
     spec, source = typed_spec(text, spec_file)
     if target:
         spec = dataclasses.replace(spec, orchestrator=dataclasses.replace(spec.orchestrator, target=target))
-    resolved = ResolvedSpec.from_spec(spec, spec_file, cwd=cwd)
-    ctx = CheckContext(spec, source, resolved)
-    problems = check(ctx)
-    if problems:
-        raise SpecError(problems)
+    return CheckContext(spec, source, ResolvedSpec.from_spec(spec, spec_file, cwd=cwd))
+
+
+def checked_spec(ctx: CheckContext) -> ResolvedSpec:
+    """The resolved spec of `ctx` once every rule passed: the data profile filled in, the data's defaults applied."""
     assert ctx.profile is not None
+    spec = ctx.spec
     # An unset `evaluation.metrics` becomes the metrics that fit the label: what runs downstream reads.
     spec = dataclasses.replace(spec, evaluation=dataclasses.replace(spec.evaluation, metrics=ctx.metrics))
     spec = with_drop_step(spec)  # `label.missing: drop`: a step leaves the rows without a label out
@@ -55,7 +56,7 @@ def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None, tar
         # TF1 graph mode cannot read these column names (`transform_rules`): Transform runs in TF2 mode.
         spec = dataclasses.replace(spec, transform=dataclasses.replace(spec.transform, tf_compat_v1=False))
     return dataclasses.replace(
-        resolved,
+        ctx.resolved,
         spec=spec,
         data_files=ctx.profile.files,
         spans=ctx.resolved.spans,
@@ -68,7 +69,7 @@ def parse_spec(text: str, spec_file: str = "<spec>", cwd: str | None = None, tar
 
 
 def typed_spec(text: str, spec_file: str = "<spec>") -> tuple[PipelineSpec, YamlSource]:
-    """The spec text parsed and typed, not checked against its data (`parse_spec` does that).
+    """The spec text parsed and typed, not checked against its data (`pipelines.load.parse_spec` does that).
 
     Raises:
         SpecError: the text is not valid YAML, or does not type-check.
@@ -106,16 +107,3 @@ def read_spec_text(path: str) -> str:
             ]
         ) from None
     return decode_spec(raw, path, size=max(size, len(raw)))
-
-
-def load_spec(path: str, cwd: str | None = None, target: str | None = None) -> ResolvedSpec:
-    """Reads and checks the spec file at `path`. See `parse_spec`.
-
-    Reads at most `MAX_SPEC_BYTES` (+1, to tell a larger file), so a huge file costs nothing.
-
-    Example:
-        >>> spec = load_spec("pipelines/examples/chicago_taxi.yaml")
-        >>> spec.name
-        'chicago_taxi'
-    """
-    return parse_spec(read_spec_text(path), path, cwd=cwd, target=target)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from urllib.parse import urlparse
 
-from pipelines.spec.data_checks import DataProfile
+from pipelines.profiling.data_checks import DataProfile
 
 __all__ = ["is_bigquery", "bigquery_project", "bigquery_problems", "bigquery_profile"]
 

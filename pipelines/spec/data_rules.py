@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from components.transform import label_expression
-from pipelines.spec.data_checks import TABULAR_FORMATS
+from components.transform import expressions
+from pipelines.profiling.data_checks import TABULAR_FORMATS
 from pipelines.spec.errors import SpecProblem
 from pipelines.spec.label_missing import DROP_STEP, note_dropped_rows
 from pipelines.spec.slice_rules import slice_columns
@@ -67,8 +67,8 @@ def label_columns(spec) -> tuple[str, ...]:
     if spec.label.column is not None:
         return (spec.label.column,)
     try:
-        return tuple(label_expression.column_names(spec.label.expression))
-    except label_expression.ExpressionError:
+        return tuple(expressions.column_names(spec.label.expression))
+    except expressions.ExpressionError:
         return ()
 
 
@@ -117,7 +117,7 @@ def label_values(spec, profile) -> list | None:
     for values in columns.values():
         missing |= np.isnan(values)  # kept values are finite or None
     with np.errstate(all="ignore"):
-        value = label_expression.evaluate(spec.label.expression, columns, _numpy_ops(rows))
+        value = expressions.evaluate(spec.label.expression, columns, _numpy_ops(rows))
         labels = np.broadcast_to(np.asarray(value, dtype=float), (rows,))
     return np.where(missing, 0.0, labels).tolist()  # Transform gives label 0 where an input is missing
 

@@ -241,12 +241,11 @@ class TransformSpec:
     declared features' outputs), and Transform then writes transformed examples.
 
     `tf_compat_v1` builds the transform graph in TF1 graph mode, which tf.Transform
-    analyses and later loads faster (taxi: Transform 7.1 s -> 4.2 s, and the
-    Trainer and Evaluator load it faster too). Unset: on for the generated
-    preprocessing_fn, off when `module` is set (a user function may use TF2-only
-    code such as Keras layers or `tf.function`). TF1 graph mode cannot read a
-    column whose name ends in `/` or `>`: with such a column in the data,
-    unset means off (`pipelines.spec.transform_rules`).
+    analyses, and the Trainer and Evaluator load, faster than a TF2 graph.
+    Unset: on for the generated preprocessing_fn, off when `module` is set (a
+    user function may use TF2-only code such as Keras layers or `tf.function`).
+    TF1 graph mode cannot read a column whose name ends in `/` or `>`: with such
+    a column in the data, unset means off (`pipelines.spec.transform_rules`).
     """
 
     materialize: bool = False

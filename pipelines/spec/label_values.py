@@ -20,8 +20,8 @@ from components.common.data_files import data_files
 from components.example_gen.formats import FORMATS
 from components.example_gen.image_files import ImageFolderError, list_image_folder
 from components.transform.label_classes import LabelClassError, class_name, order_classes
+from pipelines.profiling.format_profile import label_cells
 from pipelines.spec.errors import SpecError, SpecProblem
-from pipelines.spec.format_profile import label_cells
 from pipelines.spec.resolved import ResolvedSpec
 
 __all__ = ["label_values", "label_classes"]

@@ -16,7 +16,7 @@ from pipelines.spec import metrics as metric_table
 from pipelines.spec.errors import SpecProblem, did_you_mean
 from pipelines.spec.label_values import label_classes
 
-__all__ = ["rule_metric_classes", "read_label_classes", "fitted_metrics"]
+__all__ = ["rule_metric_classes", "rule_metrics", "read_label_classes", "fitted_metrics"]
 
 
 def read_label_classes(resolved) -> list[str] | None:
@@ -87,3 +87,27 @@ def rule_metric_classes(ctx) -> Iterator[SpecProblem]:
                     f"`{wanted}` is not a class of the label.{did_you_mean(str(wanted), classes)} Expected one of: "
                     f"{', '.join(classes)}. Fix the class name.",
                 )
+
+
+def rule_metrics(ctx) -> Iterator[SpecProblem]:
+    task = ctx.spec.label.task
+    allowed = metric_table.metrics_for_task(task)
+    for i, name in enumerate(ctx.spec.evaluation.metrics or ()):
+        if name not in allowed:
+            yield ctx.problem(
+                f"evaluation.metrics[{i}]",
+                f"unknown metric `{name}` for a {task} label.{did_you_mean(name, allowed)} Expected one of: {', '.join(allowed)}.",
+            )
+    declared = ctx.metrics
+    for name in ctx.spec.evaluation.thresholds:
+        if name not in declared:
+            which = (
+                "which `evaluation.metrics` does not declare"
+                if ctx.spec.evaluation.metrics is not None
+                else f"which is not among this label's default metrics ({', '.join(declared)}) and "
+                "`evaluation.metrics` is not set"
+            )
+            yield ctx.problem(
+                f"evaluation.thresholds.{name}",
+                f"threshold on `{name}`, {which}.{did_you_mean(name, declared)} Add it to `evaluation.metrics` or fix the name.",
+            )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from pipelines.spec.data_checks import DataProblem, profile_csv
+from pipelines.profiling.data_checks import DataProblem, profile_csv
 from pipelines.spec.data_rules import label_columns
 from pipelines.spec.models import NUMERIC_TRANSFORMS
 from pipelines.spec.resolved import ResolvedSpec

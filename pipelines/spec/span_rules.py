@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from components.example_gen.spans import Span, has_span_spec, list_spans, missing_spans
-from pipelines.spec.data_checks import DataProblem, list_data_files
+from pipelines.profiling.data_checks import DataProblem, list_data_files
 from pipelines.spec.errors import SpecProblem
 
 __all__ = ["newest_span_files", "describe_spans", "rule_window"]

@@ -1,4 +1,4 @@
-"""Spec rules for `steps:`, `hooks:` and per-component settings, listed in `pipelines.spec.rules.RULES`.
+"""Spec rules for `steps:`, `hooks:` and per-component settings, listed in `pipelines.load.STEP_RULES`.
 
 They import the components and hook factories the spec names (and so TFX)
 only when a spec declares any (`plan_steps` and `check_hooks` resolve them when called).

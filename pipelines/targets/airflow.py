@@ -23,7 +23,8 @@ import os
 
 from pipelines.builtins import builtin_nodes, control_edges
 from pipelines.graph import Graph, GraphError, GraphProblem
-from pipelines.spec import ResolvedSpec, load_spec
+from pipelines.load import load_spec
+from pipelines.spec import ResolvedSpec
 from pipelines.steps.plan import plan_steps
 from pipelines.targets.airflow_tasks import run_component
 from pipelines.targets.resources import unhonoured_settings

@@ -14,7 +14,7 @@ import os
 
 from compat.tfx import airflow as tfx_airflow
 from pipelines.compiler import DEFAULT_BEAM_ARGS, compile_pipeline
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.targets.beam import beam_args
 
 __all__ = ["run_component", "ComponentNotInPipeline"]

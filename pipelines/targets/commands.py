@@ -6,9 +6,9 @@ import argparse
 import os
 import sys
 
+from pipelines.load import load_spec
 from pipelines.outcome.metadata_file import MetadataUnreadable
 from pipelines.runners.local import ComponentFailed
-from pipelines.spec import load_spec
 from pipelines.spec.orchestrator import TARGETS
 from pipelines.targets import compile_target
 from pipelines.targets.airflow_register import register_dag

@@ -6,7 +6,7 @@ from taxi_fixtures import taxi_spec, write_spec
 
 from components.evaluator.eval_config import EvaluationRequest
 from pipelines.api import compile as compile_pipeline
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 
 
 def _components(tmp_path, taxi_sample_csv, **sections) -> dict:

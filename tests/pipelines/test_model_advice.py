@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 
 from pipelines.doctor import NO_GPU_EXIT_CODE, main
+from pipelines.load import parse_spec
 from pipelines.model_advice import model_advice
-from pipelines.spec import SpecError, parse_spec
+from pipelines.spec import SpecError
 from pipelines.spec.models import FeatureSpec, model_spec
 
 SPEC = """

@@ -18,11 +18,10 @@ to the byte: views (`Reshape`, `Flatten`) are not counted; XLA and cuDNN may
 fuse layers (less) or need workspace (more); the CUDA context (a few hundred
 MiB) is outside it; a subclassed model without a layer graph has no
 activation figure. "Fits" therefore leaves 10% of the device's memory free.
-Against the peak TensorFlow's allocator measured for two Adam steps at batch
-16 (on the CPU with `TF_CPU_ALLOCATOR_USE_BFC=true`, which counts tensors as
-the GPU allocator does), the estimate was 1.27x for MobileNetV2 at 96 px,
-1.19x at 128 px (1.25x under mixed_bfloat16), 1.29x for ResNet50 at 64 px and
-1.06x for EfficientNetB0 at 64 px: on the safe side.
+Against the peak TensorFlow's allocator reports for two Adam steps (on the
+CPU with `TF_CPU_ALLOCATOR_USE_BFC=true`, which counts tensors as the GPU
+allocator does), the estimate is a little above the peak for the Keras
+applications: on the safe side.
 
 Example:
     >>> model = tf.keras.applications.MobileNetV2(weights=None, input_shape=(96, 96, 3), classes=10)

@@ -140,8 +140,8 @@ def _save(model: tf.keras.Model, export_dir: str, signatures: dict) -> None:
     """Saves the signatures with the model's variables and the transform layer only.
 
     Saving the Keras model itself makes Keras trace every layer's call for its
-    own metadata (4.5 s -> 2.2 s for the taxi model without it) and makes every
-    later `tf.saved_model.load` revive those layers (1.6 s -> 0.5 s). Nothing
+    own metadata (about half the export's time) and makes every later
+    `tf.saved_model.load` revive those layers (most of the load's time). Nothing
     here loads the export as a Keras model: TF Serving, TFMA (`tf_generic`) and
     our server use the signatures. A user model whose call captures other
     resources (a lookup table in a `StringLookup` layer, say) is saved the

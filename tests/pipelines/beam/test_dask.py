@@ -17,7 +17,8 @@ import pytest
 from taxi_fixtures import REPO, run_cli, taxi_spec, write_spec
 
 from pipelines.beam.dask import RUNNER, DaskUnavailable, check_scheduler, component_beam_args
-from pipelines.spec import SpecError, load_spec
+from pipelines.load import load_spec
+from pipelines.spec import SpecError
 from pipelines.targets.mlmd_states import states_after
 
 distributed = pytest.importorskip("distributed")

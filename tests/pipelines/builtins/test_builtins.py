@@ -11,7 +11,7 @@ from taxi_fixtures import REPO, taxi_spec, write_spec
 from pipelines.api import compile as compile_pipeline
 from pipelines.builtins import BUILTINS, BY_ID, COMPONENT_ORDER, DATA_GATE, builtin_nodes, control_edges
 from pipelines.graph import Ref
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 
 VARIANTS = {
     "default": {},

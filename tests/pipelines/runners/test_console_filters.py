@@ -51,7 +51,7 @@ def test_no_target_logs_the_deprecation_when_it_compiles_the_pipeline(absl_messa
 
     from components.pusher.executor import Executor
     from pipelines import api, compiler
-    from pipelines.spec import load_spec
+    from pipelines.load import load_spec
 
     resolved = load_spec(write_spec(tmp_path / "spec.yaml", taxi_spec(taxi_sample_csv, str(tmp_path / "root"))))
     trainer = compiler.compile_pipeline(resolved).components[6]

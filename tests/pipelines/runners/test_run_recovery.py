@@ -13,8 +13,8 @@ import time
 import pytest
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
+from pipelines.load import load_spec
 from pipelines.runners.recovery import KILLED_REASON, recover_killed_run, remove_staging
-from pipelines.spec import load_spec
 
 
 def _store(path: str):

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pipelines.spec import SpecError, SpecProblem, load_spec
+from pipelines.load import load_spec
+from pipelines.spec import SpecError, SpecProblem
 
 CSV_HEADER = ["fare", "tips", "trip_miles", "company"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 
 
 def test_a_confidence_level_reaches_the_evaluator(make_spec, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 
 SPECIES = ["Adelie", "Gentoo", "Chinstrap"]
 

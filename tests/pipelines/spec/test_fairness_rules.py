@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 
 FAIRNESS = {"thresholds": [0.3, 0.5, 0.7], "max_gap": {"false_positive_rate": 0.1}}
 

@@ -15,8 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.spec import load_spec
-from pipelines.spec.format_profile import profile_format
+from pipelines.load import load_spec
 from pipelines.spec.label_values import label_classes
 
 # The rows of conftest's `data_csv` (the minimal spec's columns), as typed columns.
@@ -42,28 +41,6 @@ def _penguins_like() -> pd.DataFrame:
     )
     frame.loc[[3, 9], "bill"] = np.nan
     return frame
-
-
-def test_profile_of_a_pandas_parquet_file(tmp_path):
-    frame = _penguins_like()
-    frame.to_parquet(tmp_path / "p.parquet", index=False)  # pandas (pyarrow engine) wrote it
-
-    profile = profile_format([str(tmp_path / "p.parquet")], "parquet", ["", "NA"], keep_columns=("bill",))
-
-    assert profile.format == "parquet" and profile.rows == 40
-    assert profile.columns == ("species", "bill", "year", "sex")
-    assert profile.numeric == {"bill", "year"}
-    assert profile.missing_cells["bill"] == (2, str(tmp_path / "p.parquet"), 4)  # row 4: index 3
-    assert profile.missing_cells["sex"][0] == int((frame["sex"] == "NA").sum())
-    assert profile.first_text["species"] == (str(tmp_path / "p.parquet"), 1, frame["species"][0])
-    assert profile.minimum["year"] == frame["year"].min()
-    assert profile.values["bill"][3] is None and profile.values["bill"][0] == frame["bill"][0]
-
-
-def test_digits_in_a_text_column_stay_text(tmp_path):
-    pq.write_table(pa.table({"code": ["1", "2", "3"], "x": [1, 2, 3]}), tmp_path / "t.parquet")
-    profile = profile_format([str(tmp_path / "t.parquet")], "parquet")
-    assert profile.numeric == {"x"} and profile.first_text["code"][2] == "1"
 
 
 def _spec(make_spec, path: str, **more):
@@ -165,11 +142,3 @@ def test_mixed_file_endings_ask_for_the_format(tmp_path, make_spec, spec_problem
     TAXI.to_json(folder / "b.jsonl", orient="records", lines=True)
     (problem,) = [p for p in spec_problems(_spec(make_spec, "mixed")) if p.path == "data.path"]
     assert "cannot tell the format" in problem.message and "parquet, avro, jsonl" in problem.message
-
-
-def test_a_float_nan_is_missing_while_nan_is_in_na_values(tmp_path):
-    pq.write_table(pa.table({"x": pa.array([1.0, float("nan"), 2.0])}), tmp_path / "n.parquet")  # a NaN, not a null
-    path = str(tmp_path / "n.parquet")
-    assert profile_format([path], "parquet", ["", "nan"]).missing_cells["x"] == (1, path, 2)
-    with pytest.raises(ValueError, match="column `x` holds non-finite numbers"):
-        profile_format([path], "parquet", [""])

@@ -7,7 +7,8 @@ import tensorflow as tf
 import yaml
 from image_folders import encode
 
-from pipelines.spec import SpecError, load_spec
+from pipelines.load import load_spec
+from pipelines.spec import SpecError
 
 SPEC = {
     "pipeline": {"name": "pictures"},

@@ -6,7 +6,8 @@ import pytest
 
 from components.transform.label_classes import LabelClassError, order_classes
 from pipelines.compiler import transform_config
-from pipelines.spec import SpecError, load_spec
+from pipelines.load import load_spec
+from pipelines.spec import SpecError
 
 SPECIES = ["Adelie", "Gentoo", "Chinstrap"]
 

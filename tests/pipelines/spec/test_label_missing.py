@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.spec.label_missing import DROP_STEP
 
 SPECIES = ["Adelie", "Gentoo", "Chinstrap"]

@@ -8,8 +8,8 @@ import types
 
 import pytest
 
-from components.transform import label_expression
-from pipelines.spec.data_checks import DataProfile
+from components.transform import expressions
+from pipelines.profiling.data_checks import DataProfile
 from pipelines.spec.data_rules import label_values
 
 PY_OPS = {
@@ -37,7 +37,7 @@ def _row_by_row(expression, names, values):
         if any(v is None for v in row):
             results.append(0.0)
         else:
-            results.append(float(label_expression.evaluate(expression, dict(zip(names, row)), PY_OPS)))
+            results.append(float(expressions.evaluate(expression, dict(zip(names, row)), PY_OPS)))
     return results
 
 
@@ -59,7 +59,7 @@ def test_column_labels_equal_row_labels(expression):
         n: tuple(None if rng.random() < 0.1 else rng.choice([0.0, 1.0, rng.uniform(-5, 20)]) for _ in range(500))
         for n in ("tips", "fare")
     }
-    names = tuple(label_expression.column_names(expression))
+    names = tuple(expressions.column_names(expression))
     profile = DataProfile(("f",), "csv", ("tips", "fare"), frozenset({"tips", "fare"}), 500, values=values)
     spec = types.SimpleNamespace(label=types.SimpleNamespace(column=None, expression=expression))
     assert label_values(spec, profile) == _row_by_row(expression, names, values)

@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from pipelines.spec import SpecError, load_spec
+from pipelines.load import load_spec
+from pipelines.spec import SpecError
 from pipelines.spec.models import FeatureSpec, LabelSpec
 
 TFX_DIR = os.path.dirname(importlib.util.find_spec("tfx").origin)

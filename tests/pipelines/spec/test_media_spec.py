@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.spec import SpecError, load_spec
+from pipelines.load import load_spec
+from pipelines.spec import SpecError
 
 
 @pytest.mark.parametrize(

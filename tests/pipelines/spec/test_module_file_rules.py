@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.spec.module_files import defines
 
 RUN_FN = "import tensorflow as tf\n\n\ndef run_fn(fn_args):\n    pass\n"

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from pipelines.spec import load_spec
-from pipelines.spec.rules import MAX_MODEL_NAME, MAX_PIPELINE_NAME
+from pipelines.load import load_spec
+from pipelines.spec.name_rules import MAX_MODEL_NAME, MAX_PIPELINE_NAME
 
 
 def test_the_pipeline_name_limit_is_tfx_s(tmp_path):

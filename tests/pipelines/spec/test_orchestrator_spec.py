@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.spec.cron import cluster_cron_problem, cron_problem, five_field, kubeflow_cron, vertex_cron
 
 

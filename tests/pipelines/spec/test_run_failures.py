@@ -10,7 +10,7 @@ import textwrap
 import pytest
 import yaml
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.spec.run_failures import explain_failure
 
 # What Transform raises (TensorFlow's message inside tf.Transform's) when a numeric column holds text.

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.spec import SpecError, load_spec
+from pipelines.load import load_spec
+from pipelines.spec import SpecError
 
 HEADER = "fare,tips,trip_miles,company\n"
 ROW = "7.25,1.5,2.1,Flash Cab\n"

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from postgres_server import INSTALL, PASSWORD, free_port, postgres_bin, running_postgres
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.spec.sql_source import SqlProblem, expand_connection, export_query, redacted
 
 COMPANIES = ["Flash Cab", "Blue Ribbon", None]

@@ -15,7 +15,7 @@ import tensorflow_transform.beam as tft_beam
 from tensorflow_transform.tf_metadata import schema_utils
 from tfx_bsl.tfxio.tf_example_record import TFExampleBeamRecord
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.spec.transform_rules import tf1_unreadable_columns
 
 UNREADABLE = ["x/", "c>"]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.spec import PipelineSpec, SpecError, load_spec, parse_spec
+from pipelines.load import load_spec, parse_spec
+from pipelines.spec import PipelineSpec, SpecError
 from pipelines.spec.models import FeatureSpec, ThresholdSpec, TrainingSpec
 from pipelines.spec.typed import build
 from pipelines.spec.yaml_source import read_yaml

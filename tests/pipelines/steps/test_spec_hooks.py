@@ -9,7 +9,7 @@ from taxi_fixtures import taxi_spec, write_spec
 
 from pipelines import cli
 from pipelines.hooks.prometheus_hook import PrometheusHook
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.steps.spec_hooks import build_hooks
 
 

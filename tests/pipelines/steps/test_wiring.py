@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipelines.api import compile as compile_pipeline
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 
 
 def _compiled(spec_file):

@@ -12,7 +12,7 @@ import ast
 import pytest
 from taxi_fixtures import taxi_spec, write_spec
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.targets.airflow import dag_file_text, write_dag_file
 
 HOSTILE_FOLDERS = [

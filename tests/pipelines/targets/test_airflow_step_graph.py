@@ -11,7 +11,7 @@ import pytest
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
 from pipelines.compiler import compile_pipeline
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.targets.airflow import step_dependencies
 from pipelines.targets.airflow_tasks import ComponentNotInPipeline, run_component
 
@@ -65,7 +65,7 @@ def test_step_dependencies_import_no_tensorflow_or_tfx(taxi_sample_csv, tmp_path
     spec_file = write_spec(tmp_path / "spec.yaml", taxi_spec(taxi_sample_csv, str(tmp_path)))
     probe = (
         "import json, sys\n"
-        "from pipelines.spec import load_spec\n"
+        "from pipelines.load import load_spec\n"
         "from pipelines.targets.airflow import step_dependencies\n"
         f"order = list(step_dependencies(load_spec({spec_file!r})))\n"
         "print(json.dumps({'order': order, 'heavy': [m for m in ('tensorflow', 'tfx', 'apache_beam') if m in sys.modules]}))"

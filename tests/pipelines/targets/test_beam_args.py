@@ -9,7 +9,7 @@ import zipfile
 import pytest
 from taxi_fixtures import taxi_spec, write_spec
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 from pipelines.targets.beam import (
     FN_API_RUNNER,
     IN_PROCESS_MAX_BYTES,

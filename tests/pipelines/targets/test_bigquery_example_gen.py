@@ -15,7 +15,8 @@ import pytest
 import yaml
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
-from pipelines.spec import SpecError, load_spec
+from pipelines.load import load_spec
+from pipelines.spec import SpecError
 
 pipeline_spec_pb2 = pytest.importorskip("kfp.pipeline_spec.pipeline_spec_pb2")
 

@@ -24,7 +24,7 @@ ROOT = "gs://my-bucket/pipelines/taxi"
 
 @pytest.fixture(scope="module")
 def sdk_view(taxi_sample_csv, tmp_path_factory):
-    from pipelines.spec import load_spec
+    from pipelines.load import load_spec
     from pipelines.targets import compile_target
 
     folder = tmp_path_factory.mktemp("kfp_sdk")

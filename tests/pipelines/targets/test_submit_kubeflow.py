@@ -26,7 +26,7 @@ CLIENT_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kfp_cl
 
 @pytest.fixture(scope="module")
 def compiled(taxi_sample_csv, tmp_path_factory) -> str:
-    from pipelines.spec import load_spec
+    from pipelines.load import load_spec
     from pipelines.targets import compile_target
 
     folder = tmp_path_factory.mktemp("submit")

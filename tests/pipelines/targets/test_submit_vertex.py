@@ -30,7 +30,7 @@ VERTEX = ("--target", "vertex", "--project", "my-project", "--region", "us-centr
 
 @pytest.fixture(scope="module")
 def compiled(taxi_sample_csv, tmp_path_factory) -> str:
-    from pipelines.spec import load_spec
+    from pipelines.load import load_spec
     from pipelines.targets import compile_target
 
     folder = tmp_path_factory.mktemp("vertex")

@@ -15,8 +15,8 @@ import textwrap
 import pytest
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
+from pipelines.load import load_spec
 from pipelines.outcome import fingerprint
-from pipelines.spec import load_spec
 from pipelines.targets.mlmd_states import states_after
 
 pytestmark = pytest.mark.e2e

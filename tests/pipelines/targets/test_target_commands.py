@@ -36,7 +36,7 @@ def test_run_rejects_an_unknown_target_option():
 
 
 def test_compile_for_beam_writes_the_ir_with_the_declared_args(taxi_sample_csv, tmp_path):
-    from pipelines.spec import load_spec
+    from pipelines.load import load_spec
     from pipelines.targets import compile_target
 
     beam_args = ["--runner=DirectRunner", "--direct_running_mode=multi_processing", "--direct_num_workers=2"]

@@ -162,7 +162,7 @@ def test_schedule_is_a_vertex_create_schedule_request_holding_the_job(compiled):
 
 
 def test_sunday_as_7_reaches_kfp_and_vertex_as_0(taxi_sample_csv, tmp_path):
-    from pipelines.spec import load_spec
+    from pipelines.load import load_spec
     from pipelines.targets import compile_target
 
     compile_target(
@@ -196,7 +196,7 @@ def test_what_kubeflow_cannot_honour_is_reported_not_dropped(compiled):
 
 
 def test_several_trainer_workers_launch_a_tfjob_and_write_its_manifest(taxi_sample_csv, tmp_path):
-    from pipelines.spec import load_spec
+    from pipelines.load import load_spec
     from pipelines.targets import compile_target
 
     spec_file = kubeflow_spec(
@@ -234,7 +234,7 @@ def test_several_trainer_workers_launch_a_tfjob_and_write_its_manifest(taxi_samp
 
 
 def test_with_a_vertex_region_the_trainer_gets_vertex_worker_pools(taxi_sample_csv, tmp_path):
-    from pipelines.spec import load_spec
+    from pipelines.load import load_spec
     from pipelines.targets import compile_target
 
     spec_file = kubeflow_spec(

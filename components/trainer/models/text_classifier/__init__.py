@@ -28,7 +28,7 @@ class TextClassifierOptions(ModelOptions):
 
     def __post_init__(self):
         super().__post_init__()
-        for name in ("num_layers", "num_heads"):  # embedding_dim: `pipelines/spec/rules.py`
+        for name in ("num_layers", "num_heads"):  # embedding_dim: `pipelines/spec/model_rules.py`
             if getattr(self, name) < 1:
                 raise ValueError(f"`{name}` must be at least 1. Received: {name}={getattr(self, name)}.")
 

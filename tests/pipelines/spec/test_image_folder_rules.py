@@ -1,4 +1,4 @@
-"""`validate` on image folders: the profile, its summary and warnings, and the image/text spec rules."""
+"""`validate` on image folders: the summary and warnings of `rule_image_folder`, and the image/text spec rules."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from image_folders import encode, write_image_folder
+from image_folders import write_class_folder, write_image_folder
 
-from pipelines.spec import load_spec
-from pipelines.spec.data_checks import DataProblem, list_data_files
-from pipelines.spec.image_profile import ImageFolderProfile, profile_image_folder
+from pipelines.load import load_spec
 
 IMAGE_SPEC = {
     "pipeline": {"name": "pets"},
@@ -31,27 +29,6 @@ def _write_spec(folder: Path, spec: dict) -> Path:
     return path
 
 
-def _class_folder(root: Path, name: str, count: int, seed: int = 0) -> None:
-    (root / name).mkdir(parents=True, exist_ok=True)
-    for i in range(count):
-        (root / name / f"{i}.png").write_bytes(encode((8, 8), "RGB", "PNG", seed * 1000 + i))
-
-
-def test_profile_counts_classes_sizes_and_formats_and_names_skipped_files(tmp_path):
-    truth = write_image_folder(tmp_path)
-    profile = profile_image_folder(str(tmp_path))
-    assert isinstance(profile, ImageFolderProfile) and profile.format == "image_folder"
-    assert profile.columns == ("image", "label", "height", "width") and profile.numeric == {"height", "width"}
-    expected: dict[str, int] = {}
-    for _, label, _, _ in truth.images.values():
-        expected[label] = expected.get(label, 0) + 1
-    assert profile.classes == expected and profile.rows == len(truth.images)
-    areas = sorted((h * w, (h, w)) for _, _, h, w in truth.images.values())
-    assert profile.sizes[0] == areas[0][1] and profile.sizes[-1] == areas[-1][1]
-    assert profile.formats == {"PNG": 7, "JPEG": 4}
-    assert {path for path, _ in profile.unreadable} == set(truth.skipped)
-
-
 def test_validate_prints_the_summary_and_names_unreadable_files(tmp_path, capsys):
     truth = write_image_folder(tmp_path / "images")
     resolved = load_spec(str(_write_spec(tmp_path, IMAGE_SPEC)), cwd=str(tmp_path))
@@ -65,8 +42,8 @@ def test_validate_prints_the_summary_and_names_unreadable_files(tmp_path, capsys
 
 
 def test_many_unreadable_files_are_named_up_to_ten_then_counted(tmp_path, capsys):
-    _class_folder(tmp_path / "images", "cat", 3)
-    _class_folder(tmp_path / "images", "dog", 3, seed=1)
+    write_class_folder(tmp_path / "images", "cat", 3)
+    write_class_folder(tmp_path / "images", "dog", 3, seed=1)
     for i in range(14):
         (tmp_path / "images" / "dog" / f"broken{i:02d}.png").write_bytes(b"not an image")
     load_spec(str(_write_spec(tmp_path, IMAGE_SPEC)), cwd=str(tmp_path))
@@ -75,7 +52,7 @@ def test_many_unreadable_files_are_named_up_to_ten_then_counted(tmp_path, capsys
 
 
 def test_class_whose_every_image_is_unreadable_is_an_error(tmp_path, spec_problems):
-    _class_folder(tmp_path / "images", "cat", 3)
+    write_class_folder(tmp_path / "images", "cat", 3)
     (tmp_path / "images" / "dog").mkdir()
     (tmp_path / "images" / "dog" / "1.jpg").write_bytes(b"\xff\xd8 truncated")
     problems = spec_problems(_write_spec(tmp_path, IMAGE_SPEC))
@@ -85,33 +62,18 @@ def test_class_whose_every_image_is_unreadable_is_an_error(tmp_path, spec_proble
 
 
 def test_rare_class_is_a_warning(tmp_path, capsys):
-    _class_folder(tmp_path / "images", "common", 30)
-    _class_folder(tmp_path / "images", "rare", 2, seed=1)
+    write_class_folder(tmp_path / "images", "common", 30)
+    write_class_folder(tmp_path / "images", "rare", 2, seed=1)
     load_spec(str(_write_spec(tmp_path, IMAGE_SPEC)), cwd=str(tmp_path))
     err = capsys.readouterr().err
     assert "warning: data.path: class `rare` has 2 image(s), far fewer than `common` (30)" in err
 
 
 def test_balanced_classes_give_no_warning(tmp_path, capsys):
-    _class_folder(tmp_path / "images", "a", 5)
-    _class_folder(tmp_path / "images", "b", 4, seed=1)
+    write_class_folder(tmp_path / "images", "a", 5)
+    write_class_folder(tmp_path / "images", "b", 4, seed=1)
     load_spec(str(_write_spec(tmp_path, IMAGE_SPEC)), cwd=str(tmp_path))
     assert "warning" not in capsys.readouterr().err
-
-
-def test_folder_of_class_folders_is_an_image_folder_and_a_csv_folder_is_not(tmp_path):
-    _class_folder(tmp_path / "images", "a", 1)
-    assert list_data_files(str(tmp_path / "images"), None) == ([str(tmp_path / "images")], "image_folder")
-    (tmp_path / "tables").mkdir()
-    (tmp_path / "tables" / "t.csv").write_text("x\n1\n", encoding="utf-8")
-    _class_folder(tmp_path / "tables", "thumbnails", 1)
-    assert list_data_files(str(tmp_path / "tables"), None)[1] == "csv"
-
-
-def test_format_image_folder_on_a_file_is_named(tmp_path):
-    (tmp_path / "t.csv").write_text("x\n1\n", encoding="utf-8")
-    with pytest.raises(DataProblem, match="`format: image_folder` needs a folder .* Received: .*t.csv"):
-        list_data_files(str(tmp_path / "t.csv"), "image_folder")
 
 
 @pytest.mark.parametrize(
@@ -147,8 +109,8 @@ def test_format_image_folder_on_a_file_is_named(tmp_path):
     ids=["image on height", "text on image", "text on width", "no image feature"],
 )
 def test_image_folder_spec_rules(tmp_path, spec_problems, overrides, path, message):
-    _class_folder(tmp_path / "images", "a", 2)
-    _class_folder(tmp_path / "images", "b", 2, seed=1)
+    write_class_folder(tmp_path / "images", "a", 2)
+    write_class_folder(tmp_path / "images", "b", 2, seed=1)
     problems = spec_problems(_write_spec(tmp_path, {**IMAGE_SPEC, **overrides}))
     matching = [p for p in problems if p.path == path]
     assert matching and message in matching[0].message, [(p.path, p.message) for p in problems]

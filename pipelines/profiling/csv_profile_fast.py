@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from components.common.csv_dialect import CsvDialect
-from pipelines.spec.data_profile import DataProfile
+from pipelines.profiling.data_profile import DataProfile
 
 __all__ = ["fast_profile", "parse_number", "TextColumn", "FAST_MIN_BYTES"]
 

@@ -17,8 +17,8 @@ import stat
 from components.common.csv_dialect import CsvDialect
 from components.common.data_files import data_files, open_text
 from components.example_gen.formats import ENDINGS, FORMATS, format_of
-from pipelines.spec.csv_profile_fast import FAST_MIN_BYTES, fast_profile, parse_number
-from pipelines.spec.data_profile import DataProfile
+from pipelines.profiling.csv_profile_fast import FAST_MIN_BYTES, fast_profile, parse_number
+from pipelines.profiling.data_profile import DataProfile
 
 __all__ = [
     "DataProblem",

@@ -7,7 +7,7 @@ import operator
 
 import pytest
 
-from components.transform.label_expression import ExpressionError, column_names, evaluate, parse, text_columns
+from components.transform.expressions import ExpressionError, column_names, evaluate, parse, text_columns
 
 PYTHON_OPS = {
     "add": operator.add,

@@ -19,8 +19,8 @@ import pyarrow as pa
 
 from components.example_gen.fast_csv import ColumnKind
 from components.example_gen.formats import readers
-from pipelines.spec.csv_profile_fast import TextColumn
-from pipelines.spec.data_checks import DataProblem, DataProfile
+from pipelines.profiling.csv_profile_fast import TextColumn
+from pipelines.profiling.data_checks import DataProblem, DataProfile
 
 __all__ = ["profile_format", "label_cells"]
 

@@ -2,30 +2,22 @@
 
 `profile_image_folder` reads every image the way ExampleGen will
 (`components.example_gen.image_folder`: the same listing, the same decode
-check), so `validate` names the files ExampleGen would skip. `rule_image_folder`
-prints a summary (classes with their counts, the range of image sizes, the
-formats) and warns about skipped files and rare classes; a class whose every
-image is unreadable is an error.
+check), so `validate` names the files ExampleGen would skip; the spec rule
+`pipelines.spec.image_folder_rules.rule_image_folder` reports on the profile.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import sys
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from components.example_gen.image_files import ImageFolderError, UnreadableImage, inspect_image, list_image_folder
-from pipelines.spec.data_checks import DataProblem, DataProfile
-from pipelines.spec.errors import SpecProblem
+from pipelines.profiling.data_checks import DataProblem, DataProfile
 
-__all__ = ["ImageFolderProfile", "profile_image_folder", "rule_image_folder", "IMAGE_COLUMNS", "RARE_CLASS_SHARE"]
+__all__ = ["ImageFolderProfile", "profile_image_folder", "IMAGE_COLUMNS"]
 
 IMAGE_COLUMNS = ("image", "label", "height", "width")
-# A class with fewer images than this share of the largest class's is reported as rare.
-RARE_CLASS_SHARE = 0.2
-_MAX_NAMED = 10
 # Pillow releases the GIL while it decodes: a few threads read a folder several times faster.
 _READERS = min(8, (os.cpu_count() or 1) * 2)
 
@@ -122,40 +114,3 @@ def profile_image_folder(path: str) -> ImageFolderProfile:
         formats=formats,
         unreadable=tuple(sorted(unreadable)),
     )
-
-
-def _named(entries: list[tuple[str, str]]) -> str:
-    shown = "; ".join(f"{file} ({reason})" for file, reason in entries[:_MAX_NAMED])
-    return shown + (f"; and {len(entries) - _MAX_NAMED} more" if len(entries) > _MAX_NAMED else "")
-
-
-def rule_image_folder(ctx) -> Iterator[SpecProblem]:
-    """Prints the folder's summary; warns about skipped files and rare classes; a class with no readable image is an error."""
-    profile = ctx.profile
-    if not isinstance(profile, ImageFolderProfile):
-        return
-    print(f"note: data.path: {profile.summary()}", file=sys.stderr)
-    if profile.unreadable:
-        print(
-            f"warning: data.path: {len(profile.unreadable)} file(s) in {profile.files[0]} are not readable JPEG/PNG "
-            f"images; ExampleGen skips them: {_named(list(profile.unreadable))}. Fix or remove those files.",
-            file=sys.stderr,
-        )
-    for name, count in profile.classes.items():
-        if count == 0:
-            folder = os.path.join(profile.files[0], name)
-            bad = [entry for entry in profile.unreadable if entry[0].startswith(folder + os.sep)]
-            yield ctx.problem(
-                "data.path",
-                f"class `{name}` has no readable image: every file in {folder} is unreadable. Expected JPEG or PNG "
-                f"files that decode. Received: {_named(bad)}. Replace those files, or remove the folder.",
-            )
-    largest_name, largest = max(profile.classes.items(), key=lambda item: item[1])
-    for name, count in profile.classes.items():
-        if 0 < count < RARE_CLASS_SHARE * largest:
-            print(
-                f"warning: data.path: class `{name}` has {count} image(s), far fewer than `{largest_name}` "
-                f"({largest}); the model will rarely predict it and its metrics rest on few eval images. "
-                f"Add images of `{name}`, or merge or drop the class.",
-                file=sys.stderr,
-            )

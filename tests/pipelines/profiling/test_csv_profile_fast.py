@@ -8,8 +8,8 @@ import pytest
 from taxi_fixtures import TAXI_CSV
 
 from components.common.csv_dialect import CsvDialect
-from pipelines.spec import data_checks
-from pipelines.spec.data_checks import DataProblem, profile_csv
+from pipelines.profiling import data_checks
+from pipelines.profiling.data_checks import DataProblem, profile_csv
 
 MESSY = (
     "id,price,kind,score,note\n"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from pipelines.builtins import (
     baseline_resolver,
+    bulk_inferrer,
     data_gate,
     deployer,
     evaluator,
@@ -51,18 +52,19 @@ __all__ = [
 
 BUILTINS: tuple[Builtin, ...] = (
     example_gen.BUILTIN,
+    warm_start_resolver.BUILTIN,  # no inputs: TFX orders it first among the nodes without upstream
     statistics_gen.BUILTIN,
     previous_span_resolver.BUILTIN,
     schema_gen.BUILTIN,
     example_validator.BUILTIN,
     data_gate.BUILTIN,
     transform.BUILTIN,
-    warm_start_resolver.BUILTIN,
     trainer.BUILTIN,
     baseline_resolver.BUILTIN,
     evaluator.BUILTIN,
     pusher.BUILTIN,
     deployer.BUILTIN,
+    bulk_inferrer.BUILTIN,
 )
 
 BY_ID: dict[str, Builtin] = {builtin.id: builtin for builtin in BUILTINS}

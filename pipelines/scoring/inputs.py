@@ -141,7 +141,7 @@ def scoring_batches(
         if absent_keep:
             problems.append(f"the --keep column(s) {absent_keep}")
         raise ScoringInputError(
-            f"{source.path} has no {' and no '.join(problems)}. Expected the columns the pipeline was trained on. "
+            f"{source.path} lacks {' and '.join(problems)}. Expected the columns the pipeline was trained on. "
             f"Received columns: {names}. Add the missing columns to the file"
             + (", or drop them from --keep." if absent_keep else ".")
         )

@@ -19,7 +19,9 @@ from pipelines.scoring.blessed_model import NoBlessedModel, newest_blessed_model
 from pipelines.scoring.inputs import ScoringInput, ScoringInputError, existing_file, input_format, scoring_batches
 from pipelines.scoring.outputs import ScoredFile
 
-__all__ = ["add_predict_command", "predict"]
+__all__ = ["SCORABLE_FORMATS", "add_predict_command", "predict"]
+
+SCORABLE_FORMATS = ("csv", "parquet", "avro", "jsonl", "tfrecord")
 
 
 def add_predict_command(commands, load_spec) -> None:
@@ -68,6 +70,11 @@ def _predict(resolved, data: str, output: str, keep: list[str], batch_size: int,
         tuple(data_check.na_values),
         data_check.checks.non_finite == "impute",
     )
+    if source.fmt not in SCORABLE_FORMATS:
+        raise ScoringInputError(
+            f"{data}: cannot score `{source.fmt}` data. Expected one of {list(SCORABLE_FORMATS)} (by the file's "
+            "ending, else `data.format`). Write the rows as TFRecords of tf.Examples (`.tfrecord.gz`)."
+        )
     model = ScoringModel(model_ref.path)
     if model.feature_kinds is None and source.fmt != "tfrecord":
         raise ScoringInputError(

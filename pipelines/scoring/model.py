@@ -35,6 +35,9 @@ class ScoringModel:
     def __init__(self, path: str):
         import tensorflow as tf
 
+        from serving.custom_ops import register_ops_for_saved_model
+
+        register_ops_for_saved_model(path)  # a `tokenizer: wordpiece` model runs tensorflow-text's ops
         self.path = path
         self._loaded = tf.saved_model.load(path)
         self._signature = self._loaded.signatures["serving_default"]

@@ -26,6 +26,8 @@ from typing import Optional
 import tensorflow as tf
 from absl import logging
 
+from serving.custom_ops import register_ops_for_saved_model
+
 __all__ = ["WarmStart", "warm_start", "weight_mismatch"]
 
 
@@ -68,6 +70,7 @@ def weight_mismatch(model_variables: Sequence, base_variables: Sequence) -> Opti
 
 
 def _base_variables(base_model_dir: str):
+    register_ops_for_saved_model(base_model_dir)  # a `tokenizer: wordpiece` model runs tensorflow-text's ops
     loaded = tf.saved_model.load(base_model_dir)
     variables = getattr(loaded, "model_variables", None)
     if variables is None:  # saved the Keras way (a model capturing other resources): its own variable list

@@ -29,7 +29,8 @@ What is here (pinned version; entries):
 - `compat.beam` (apache-beam 2.74.0): `dofn_specs`, `state_cache`, `runners`
   (local workers' command, the default runner), `dask_runner` (the DaskRunner
   translation; `compat/beam_dask.patch` is the fix to send upstream).
-- `compat.tfx_bsl` (tfx-bsl 1.16.1): a TFExampleRecord reading another source.
+- `compat.tfx_bsl` (tfx-bsl 1.16.1): a TFExampleRecord reading another source;
+  string outputs of a Predict signature in RunInference (the BulkInferrer).
 - `compat.tfma` (tensorflow-model-analysis 0.47.1): `fast_combiners`.
 - `compat.tensorflow` (tensorflow 2.16.2): session callables without Python's feed
   check, collective keys, deprecation silencing, op registry, AutoGraph rules.

@@ -1,4 +1,4 @@
-"""tfx_bsl internals: a `TFExampleRecord` whose record batches come from another source.
+"""tfx_bsl internals: a `TFExampleRecord` whose record batches come from another source; string Predict outputs.
 
 What: `example_record_with_source` builds a subclass of tfx_bsl's `TFExampleRecord`
 whose `BeamSource` is the caller's and whose projections (`Project`, which tf.Transform
@@ -34,11 +34,15 @@ __all__ = [
     "example_record_schema",
     "example_record_with_source",
     "is_sourced_record",
+    "PREDICT_ENTRY",
+    "predict_shape_problem",
+    "accept_string_predict_outputs",
 ]
 
 PINNED = "1.16.1"
 DISTRIBUTION = "tfx-bsl"
 ENTRY = "compat.tfx_bsl.example_record"
+PREDICT_ENTRY = "compat.tfx_bsl.string_predict_outputs"
 
 
 def shape_problem() -> str | None:
@@ -110,3 +114,54 @@ def example_record_with_source(
 def is_sourced_record(tfxio) -> bool:
     """Whether `tfxio` was made by `example_record_with_source` (or projected from one)."""
     return _usable() and isinstance(tfxio, _record_class())
+
+
+def predict_shape_problem() -> str | None:
+    """None when `_PredictModelHandler._post_process` has the signature the wrapper expects, else what differs."""
+    from tfx_bsl.beam import run_inference
+
+    handler = getattr(run_inference, "_PredictModelHandler", None)
+    if handler is None:
+        return "tfx_bsl.beam.run_inference has no `_PredictModelHandler`"
+    post_process = getattr(handler, "_post_process", None)
+    if post_process is None:
+        return "_PredictModelHandler has no `_post_process`"
+    parameters = list(inspect.signature(post_process).parameters)
+    if parameters != ["self", "examples", "serialized_examples", "outputs"]:
+        return f"_PredictModelHandler._post_process takes {parameters}, expected [self, examples, serialized_examples, outputs]"
+    return None
+
+
+def _fixed_width_strings(outputs):
+    import numpy as np
+
+    return {
+        alias: value.astype(np.bytes_)
+        if isinstance(value, np.ndarray) and value.dtype.kind == "O" and value.ndim
+        else value
+        for alias, value in outputs.items()
+    }
+
+
+def accept_string_predict_outputs() -> bool:
+    """Lets tfx_bsl's RunInference write PredictionLogs for string outputs (idempotent).
+
+    Returns:
+        Whether the wrapper is installed (False: tfx_bsl's shape differs; it runs unpatched).
+    """
+    if not compat.check_shape(PREDICT_ENTRY, predict_shape_problem):
+        return False
+    from tfx_bsl.beam import run_inference
+
+    handler = run_inference._PredictModelHandler
+    original = handler._post_process
+    if getattr(original, "accepts_string_outputs", False):
+        return True
+
+    @functools.wraps(original)
+    def post_process(self, examples, serialized_examples, outputs):
+        return original(self, examples, serialized_examples, _fixed_width_strings(outputs))
+
+    post_process.accepts_string_outputs = True
+    handler._post_process = post_process
+    return True

@@ -31,6 +31,7 @@ from pipelines.runners.local import ComponentFailed
 from pipelines.runners.lock import RootBusy
 from pipelines.runners.spans import SpanNotFound
 from pipelines.scaffold import ScaffoldError, new_component
+from pipelines.scoring.command import add_predict_command
 from pipelines.spec import SpecError
 from pipelines.spec.run_failures import explain_failure
 from pipelines.spec.span_rules import describe_spans
@@ -227,6 +228,7 @@ def _parser() -> argparse.ArgumentParser:
     add_submit_command(commands)
     add_runs_command(commands)
     add_ui_command(commands)
+    add_predict_command(commands, _load)
     run.set_defaults(handler=_cmd_run)
     components = commands.add_parser("components", help="list built-in steps, installed components and hooks")
     components.set_defaults(handler=_cmd_components)

@@ -45,6 +45,7 @@ class TrainingOptions:
     profile_steps: Optional[tuple[int, int]] = None
     metrics_port: Optional[int] = None
     pushgateway_url: Optional[str] = None
+    warm_start: bool = False
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrainingOptions:

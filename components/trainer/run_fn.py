@@ -43,6 +43,7 @@ from components.trainer.saved_model import export
 from components.trainer.training import checkpoints
 from components.trainer.training.learning_rate import learning_rate as learning_rate_over_steps
 from components.trainer.training.trainer_model import StepTimer, as_trainer_model
+from components.trainer.training.warm_start import warm_start
 from components.transform.config import TransformConfig, vocabulary_name
 from serving.custom_ops import register_ops_for_saved_model
 
@@ -270,6 +271,10 @@ def run_fn(fn_args) -> None:
             custom, config, tf_transform_output, options, choice.replicas, timer, steps_per_epoch * epochs
         )
         _create_optimizer_variables(model)
+        # The export's variable list (a plain functional model over the same layers) is what a base model holds.
+        started_from = (
+            warm_start(tf.keras.Model(model.inputs, model.outputs), fn_args.base_model) if options.warm_start else None
+        )
     log_memory_estimate(model, options.batch_size, options.optimizer, options.gradient_accumulation_steps, choice.gpus)
     exporter = None
     if choice.is_chief and (options.metrics_port is not None or options.pushgateway_url):
@@ -314,6 +319,8 @@ def run_fn(fn_args) -> None:
         epochs=options.epochs,
         train_examples=train_examples,
     )
+    if started_from is not None:
+        report.update(started_from.summary())
     advice = input_bound_advice(
         report.get("input_wait_fraction") or 0.0,
         plan.materialized,

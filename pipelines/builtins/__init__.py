@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from pipelines.builtins import (
     baseline_resolver,
+    bulk_inferrer,
     data_gate,
     deployer,
     evaluator,
@@ -29,6 +30,7 @@ from pipelines.builtins import (
     statistics_gen,
     trainer,
     transform,
+    warm_start_resolver,
 )
 from pipelines.builtins.record import Builtin, Compilation
 from pipelines.graph.model import Node
@@ -50,6 +52,7 @@ __all__ = [
 
 BUILTINS: tuple[Builtin, ...] = (
     example_gen.BUILTIN,
+    warm_start_resolver.BUILTIN,  # no inputs: TFX orders it first among the nodes without upstream
     statistics_gen.BUILTIN,
     previous_span_resolver.BUILTIN,
     schema_gen.BUILTIN,
@@ -61,6 +64,7 @@ BUILTINS: tuple[Builtin, ...] = (
     evaluator.BUILTIN,
     pusher.BUILTIN,
     deployer.BUILTIN,
+    bulk_inferrer.BUILTIN,
 )
 
 BY_ID: dict[str, Builtin] = {builtin.id: builtin for builtin in BUILTINS}

@@ -5,10 +5,14 @@ from __future__ import annotations
 from pipelines.builtins.record import Builtin, Compilation
 from pipelines.graph.model import Port
 
-__all__ = ["BUILTIN"]
+__all__ = ["BUILTIN", "latest_blessed_resolver"]
 
 
-def _build(compilation: Compilation, inputs: dict):
+def latest_blessed_resolver(inputs: dict):
+    """A Resolver of {model, model_blessing}: the latest blessed model other than `inputs["candidate"]` (if any).
+
+    The Evaluator's baseline and the Trainer's warm start (`warm_start_resolver`) both use it.
+    """
     # TFX: only when a pipeline is built.
     from tfx.dsl.components.common import resolver
     from tfx.types import Channel, standard_artifacts
@@ -21,6 +25,10 @@ def _build(compilation: Compilation, inputs: dict):
         model_blessing=Channel(type=standard_artifacts.ModelBlessing),
         **inputs,
     )
+
+
+def _build(compilation: Compilation, inputs: dict):
+    return latest_blessed_resolver(inputs)
 
 
 BUILTIN = Builtin(

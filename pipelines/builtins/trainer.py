@@ -12,6 +12,7 @@ import dataclasses
 from pipelines.builtins.record import Builtin, Compilation
 from pipelines.builtins.spans import after_example_gen, windowed
 from pipelines.builtins.transform import writes_transformed_examples
+from pipelines.builtins.warm_start_resolver import warm_starts
 from pipelines.graph.model import Port
 
 __all__ = ["BUILTIN"]
@@ -43,9 +44,12 @@ def _build(compilation: Compilation, inputs: dict):
         custom_config={
             "transform": compilation.config.to_dict(),
             "model": dataclasses.asdict(spec.model),
-            # Without the module-file keys (None here): runs keep the cache key they had before they existed.
+            # Without the module-file keys (None here) and `warm_start: false`: runs keep the cache key they had
+            # before those keys existed.
             "training": {
-                k: v for k, v in dataclasses.asdict(spec.training).items() if k not in ("module_file", "custom_config")
+                k: v
+                for k, v in dataclasses.asdict(spec.training).items()
+                if k not in ("module_file", "custom_config") and (k != "warm_start" or v)
             },
             "materialized": materialized,
             "metrics": list(spec.evaluation.metrics),
@@ -71,6 +75,7 @@ BUILTIN = Builtin(
         "examples": "Transform.transformed_examples" if writes_transformed_examples(spec) else "ExampleGen.examples",
         "transform_graph": "Transform.transform_graph",
         "schema": "SchemaGen.schema",
+        **({"base_model": "WarmStartResolver.model"} if warm_starts(spec) else {}),
     },
     build=_build,
 )

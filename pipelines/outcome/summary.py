@@ -183,8 +183,18 @@ def _training_line(training: dict[str, Any]) -> str:
         f"input wait {wait:.0%} of step time" if isinstance(wait, (int, float)) else None,
         f"{training.get('replicas', 1)} replica(s) ({training.get('strategy', '?')}, {training.get('precision_policy', '?')})",
         f"{training.get('accelerator_hours', 0.0)} accelerator-hours",
+        _warm_start_part(training),
     ]
     return "Training: " + "; ".join(part for part in parts if part)
+
+
+def _warm_start_part(training: dict[str, Any]) -> str | None:
+    """`warm-started from PATH` or `cold start (REASON)` with `training.warm_start`; None without it."""
+    if training.get("warm_started_from"):
+        return f"warm-started from {training['warm_started_from']}"
+    if "cold_start" in training:
+        return f"cold start ({training['cold_start']})"
+    return None
 
 
 def _input_wait_actionable(training: dict[str, Any]) -> bool:

@@ -39,6 +39,7 @@ __all__ = [
     "SPEC_VARIANTS",
     "model_spec",
     "TrainingSpec",
+    "PredictSpec",
     "ThresholdSpec",
     "FAIRNESS_RATES",
     "FairnessSpec",
@@ -123,6 +124,21 @@ class DeploySpec:
 
 
 @dataclasses.dataclass(frozen=True)
+class PredictSpec:
+    """Batch scoring inside the pipeline: `enabled: true` adds TFX's BulkInferrer after the Pusher.
+
+    It scores the examples this run's ExampleGen wrote (the newest span with
+    `{SPAN}` in `data.path`, else all the data) with the trained model when the
+    Evaluator blessed it, through the model's `serving_default` signature, and
+    writes PredictionLogs (an InferenceResult artifact) with a readable
+    `predictions.parquet` beside them. To score any file on demand, use
+    `python -m pipelines predict SPEC DATA --output FILE` instead.
+    """
+
+    enabled: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class StepSpec:
     """A custom step: a TFX component added to the pipeline (see docs/adding_a_component.md).
 
@@ -168,6 +184,7 @@ class PipelineSpec:
     evaluation: EvaluationSpec = dataclasses.field(default_factory=EvaluationSpec)
     push: PushSpec = dataclasses.field(default_factory=PushSpec)
     deploy: DeploySpec = dataclasses.field(default_factory=DeploySpec)
+    predict: PredictSpec = dataclasses.field(default_factory=PredictSpec)
     steps: list[StepSpec] = dataclasses.field(default_factory=list)
     # A bare string is shorthand for `{uses: <string>}`.
     hooks: list[str | HookSpec] = dataclasses.field(default_factory=list)

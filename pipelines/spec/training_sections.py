@@ -45,6 +45,11 @@ class TrainingSpec:
     `epochs` (null: off) trains on the whole train split that many times
     instead of `train_steps`: steps per epoch = train examples / global batch,
     rounded up (the examples are counted when training starts).
+    `warm_start: true` starts the Trainer from the last blessed model's
+    weights when the architecture matches (same model section, same
+    vocabulary sizes), else it warns and trains from scratch; the run summary
+    says which (`warm_started_from`, or `cold_start` with the reason). The
+    Trainer then reruns whenever a newer model is blessed.
     `module_file: path.py` is a TFX module file used unchanged: TFX's Trainer
     calls its `run_fn(fn_args)` with `train_steps`, `eval_steps` and
     `custom_config` (as `fn_args.custom_config`); the model must export its
@@ -75,6 +80,7 @@ class TrainingSpec:
     profile_steps: Optional[list[int]] = None
     metrics_port: Optional[int] = None
     pushgateway_url: Optional[str] = None
+    warm_start: bool = False
     module_file: Optional[str] = None
     custom_config: Optional[dict[str, Any]] = None
 

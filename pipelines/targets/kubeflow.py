@@ -129,14 +129,19 @@ def _builtin_baseline_strategy(tfx_pipeline) -> None:
     from tfx.dsl.components.common import resolver
     from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import LatestBlessedModelStrategy
 
+    from components.resolver.baseline import LatestBlessedBaselineStrategy
+
     for node in tfx_pipeline.components:
-        if isinstance(node, resolver.Resolver) and "candidate" in node.raw_inputs:
+        strategy = (
+            node.exec_properties.get(resolver.RESOLVER_STRATEGY_CLASS) if isinstance(node, resolver.Resolver) else None
+        )
+        if strategy is LatestBlessedBaselineStrategy:  # the baseline and the warm start's resolver
             builtin = resolver.Resolver(
                 strategy_class=LatestBlessedModelStrategy,
                 model=node.raw_inputs["model"],
                 model_blessing=node.raw_inputs["model_blessing"],
             )
-            # Swapped in place: the Evaluator already holds this node's output channels.
+            # Swapped in place: the Evaluator (the Trainer) already holds this node's output channels.
             tfx_resolver.take_strategy_and_inputs(node, builtin, drop_output="candidate")
 
 

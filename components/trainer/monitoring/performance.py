@@ -82,6 +82,7 @@ class PerformanceMonitor(tf.keras.callbacks.Callback):
         self.timer = timer
         self.exporter = exporter
         self.resumed_from_step = 0
+        self.first_loss: Optional[float] = None
         self._started = self._warm_time = self._last_time = 0.0
         self._warm_step = self._last_step = 0
         self._warm_timer: dict[str, float] = {}
@@ -100,6 +101,9 @@ class PerformanceMonitor(tf.keras.callbacks.Callback):
         now, step = time.perf_counter(), self._step()
         if not self._warm_time:
             self._warm_time, self._warm_step = now, step
+            loss = (logs or {}).get("loss")
+            # The mean loss of the first execution: a warm start shows here as a lower start.
+            self.first_loss = None if loss is None else round(float(loss), 6)
             self._warm_timer = self.timer.totals() if self.timer is not None else {}
         rate = (step - self._last_step) * self.global_batch / max(now - self._last_time, 1e-9)
         self._last_time, self._last_step = now, step
@@ -119,6 +123,7 @@ class PerformanceMonitor(tf.keras.callbacks.Callback):
             "examples_per_second": round(steps * self.global_batch / seconds, 1) if seconds > 0 else None,
             "mean_step_seconds": round(seconds / steps, 6) if steps > 0 else None,
             "input_wait_fraction": None,
+            "first_loss": self.first_loss,
         }
         if self.timer is not None:
             totals = self.timer.totals()

@@ -3,12 +3,15 @@
 Keys: `train_steps`, `epochs` and `train_examples` (with `training.epochs`;
 else None), `seconds` (wall time of `fit`), `examples_per_second`
 (steady state, all replicas), `mean_step_seconds`, `input_wait_fraction`,
+`first_loss` (the mean loss of the first execution of the train step),
 `strategy`, `replicas`, `workers`, `global_batch`, `learning_rate` (the
 optimizer's, after `scale_learning_rate`), `gradient_accumulation_steps`,
 `precision_policy`, `xla`,
 `resumed_from_step` (0 unless restored from a checkpoint), `optimizer_steps`,
 `peak_gpu_memory_bytes` (None on CPU), `accelerator_hours` (GPUs x wall hours
 of the Trainer; 0 on CPU), `final` (last value of each Keras metric).
+With `training.warm_start`: `warm_started_from` (the base model's path, or
+None) and, when it started cold, `cold_start` (why).
 """
 
 from __future__ import annotations

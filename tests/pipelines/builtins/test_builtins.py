@@ -17,6 +17,7 @@ VARIANTS = {
     "default": {},
     "materialized": {"transform": {"materialize": True}},
     "deploy": {"deploy": {"enabled": True}},
+    "warm_predict": {"training": {"warm_start": True}, "predict": {"enabled": True}},
     "module_files": {
         "transform": {"module_file": "tfx_module.py"},
         "training": {"module_file": "tfx_module.py", "custom_config": {"epochs": 2, "note": "as TFX passes it"}},
@@ -86,8 +87,40 @@ def test_module_files_go_to_tfx_transform_and_trainer_unchanged_with_custom_conf
 
 def test_the_deployer_is_in_the_pipeline_only_with_deploy_enabled(compiled):
     assert "Deployer" not in compiled["default"][1]
-    # Every built-in but the previous span's statistics, which only a spec with spans and drift has.
-    assert list(compiled["deploy"][1]) == [node for node in COMPONENT_ORDER if node != "PreviousSpanResolver"]
+    # Every built-in but the previous span's statistics (only a spec with spans and drift has it), the warm
+    # start's resolver and the BulkInferrer.
+    optional = {"PreviousSpanResolver", "WarmStartResolver", "BulkInferrer"}
+    assert list(compiled["deploy"][1]) == [node for node in COMPONENT_ORDER if node not in optional]
+
+
+def test_warm_start_and_predict_add_their_nodes_only_when_enabled(compiled):
+    import json
+
+    default, components = compiled["default"][1], compiled["warm_predict"][1]
+    assert "WarmStartResolver" not in default and "BulkInferrer" not in default
+    assert "base_model" not in _wired(default["Trainer"])
+    # `warm_start: false` stays out of the Trainer's config: runs keep their cache key.
+    assert "warm_start" not in json.loads(default["Trainer"].exec_properties["custom_config"])["training"]
+    trainer = components["Trainer"]
+    assert _wired(trainer)["base_model"] == Ref("WarmStartResolver", "model")
+    assert json.loads(trainer.exec_properties["custom_config"])["training"]["warm_start"] is True
+    from tfx.dsl.components.common.resolver import RESOLVER_STRATEGY_CLASS
+
+    from components.resolver.baseline import LatestBlessedBaselineStrategy
+
+    resolver = components["WarmStartResolver"]
+    for node_id in ("WarmStartResolver", "BaselineResolver"):  # one strategy for both
+        assert components[node_id].exec_properties[RESOLVER_STRATEGY_CLASS] is LatestBlessedBaselineStrategy
+    assert not resolver.upstream_nodes  # no candidate: it runs before the Trainer
+    inferrer = components["BulkInferrer"]
+    assert _wired(inferrer) == {
+        "examples": Ref("ExampleGen", "examples"),
+        "model": Ref("Trainer", "model"),
+        "model_blessing": Ref("Evaluator", "blessing"),
+    }
+    assert "Pusher" in {node.id for node in inferrer.upstream_nodes}
+    assert json.loads(inferrer.exec_properties["model_spec"]) == {"model_signature_name": ["serving_default"]}
+    assert inferrer.executor_spec.executor_class.__module__ == "components.bulk_inferrer.executor"
 
 
 def test_spans_with_drift_and_a_window_add_the_previous_span_resolver_and_read_a_window(tmp_path, taxi_sample_csv):

@@ -49,3 +49,15 @@ def test_metrics_line_says_when_they_come_from_an_eval_sample():
     assert "Metrics: accuracy=0.91" in _lines(whole)
     sampled = RunSummary(metrics={"accuracy": 0.91}, eval_sample=[20000, 375012])
     assert "Metrics (on 20,000 of 375,012 eval rows): accuracy=0.91" in _lines(sampled)
+
+
+def test_training_line_says_where_a_warm_start_started_or_why_it_was_cold():
+    base = "2 replica(s) (mirrored, mixed_bfloat16); 0.0102 accelerator-hours"
+    warm = RunSummary(training=dict(TRAINING, warm_started_from="/root/Trainer/model/7/Format-Serving"))
+    assert any(
+        line.endswith(f"{base}; warm-started from /root/Trainer/model/7/Format-Serving") for line in _lines(warm)
+    )
+    cold = RunSummary(training=dict(TRAINING, warm_started_from=None, cold_start="no blessed model yet (a first run)"))
+    assert any(line.endswith(f"{base}; cold start (no blessed model yet (a first run))") for line in _lines(cold))
+    # Without `training.warm_start`, neither.
+    assert any(line.endswith(base) for line in _lines(RunSummary(training=dict(TRAINING))))

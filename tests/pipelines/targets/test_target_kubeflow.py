@@ -262,3 +262,21 @@ def test_with_a_vertex_region_the_trainer_gets_vertex_worker_pools(taxi_sample_c
         "accelerator_count": 2,
     }
     assert {p["container_spec"]["image_uri"] for p in pools} == {IMAGE}
+
+
+def test_warm_start_and_predict_compile_for_kubeflow_with_tfx_s_own_resolver_strategy(taxi_sample_csv, tmp_path):
+    spec = taxi_spec(taxi_sample_csv, ROOT, orchestrator=dict(ORCHESTRATOR))
+    spec["training"]["warm_start"] = True
+    spec["predict"] = {"enabled": True}
+    out = tmp_path / "out"
+    completed = compile_cli(write_spec(tmp_path / "spec.yaml", spec), "--target", "kubeflow", "--output", str(out))
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    package = yaml.safe_load_all((out / "pipeline.yaml").read_text())
+    text = json.dumps(next(package))
+    tasks = json.loads(text)["root"]["dag"]["tasks"]
+    # KFP v2 compiles only TFX's own strategies: both resolvers became LatestBlessedModelStrategy's two queries.
+    for resolver in ("WarmStartResolver", "BaselineResolver"):
+        assert {f"{resolver}-model-resolver", f"{resolver}-model-blessing-resolver"} <= set(tasks)
+    assert "LatestBlessedBaselineStrategy" not in text and "BulkInferrer" in tasks
+    base_model = tasks["Trainer"]["inputs"]["artifacts"]["base_model"]["taskOutputArtifact"]
+    assert base_model == {"outputArtifactKey": "model", "producerTask": "WarmStartResolver-model-resolver"}

@@ -1,0 +1,110 @@
+"""The `predict` verb: score a data file with the pipeline's newest blessed model.
+
+    python -m pipelines predict SPEC DATA --output scores.parquet --keep trip_id --batch-size 1024
+
+One row out per row in, in order: the `--keep` columns as the file holds
+them, then the model's outputs (`pipelines.scoring.model`). Progress goes to
+the console (tqdm, on a terminal); the last line says how many rows were
+scored by which model.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pyarrow as pa
+
+from pipelines.scoring.blessed_model import NoBlessedModel, newest_blessed_model
+from pipelines.scoring.inputs import ScoringInput, ScoringInputError, existing_file, input_format, scoring_batches
+from pipelines.scoring.outputs import ScoredFile
+
+__all__ = ["SCORABLE_FORMATS", "add_predict_command", "predict"]
+
+SCORABLE_FORMATS = ("csv", "parquet", "avro", "jsonl", "tfrecord")
+
+
+def add_predict_command(commands, load_spec) -> None:
+    """Registers `predict` on the CLI's subcommands.
+
+    Args:
+        commands: the `add_subparsers()` object of `python -m pipelines`.
+        load_spec: the CLI's spec loader (path -> ResolvedSpec; reports spec errors the CLI's way).
+    """
+    parser = commands.add_parser("predict", help="score a data file with the newest blessed model")
+    parser.add_argument("spec", help="the pipeline YAML file (its root holds the model)")
+    parser.add_argument("data", help="the file to score: CSV, Parquet, Avro, JSON Lines or TFRecord of tf.Examples")
+    parser.add_argument("--output", required=True, help="the scores: .csv or .parquet (written when complete)")
+    parser.add_argument("--keep", action="append", default=[], metavar="COL", help="copy this input column (repeat)")
+    parser.add_argument("--batch-size", type=int, default=1024, metavar="N", help="rows per model call (1024)")
+    parser.set_defaults(
+        handler=lambda args: predict(load_spec(args.spec), args.data, args.output, args.keep, args.batch_size)
+    )
+
+
+def predict(resolved, data: str, output: str, keep: list[str], batch_size: int = 1024, stream=None) -> int:
+    """Scores `data` into `output`; returns the exit code (0, or 1 with one `error:` line on stderr)."""
+    stream = stream or sys.stdout
+    if batch_size < 1:
+        print(f"error: --batch-size must be at least 1. Received: {batch_size}.", file=sys.stderr)
+        return 1
+    try:
+        return _predict(resolved, data, output, list(dict.fromkeys(keep)), batch_size, stream)
+    except (NoBlessedModel, ScoringInputError, FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+def _predict(resolved, data: str, output: str, keep: list[str], batch_size: int, stream) -> int:
+    from tqdm import tqdm
+
+    from pipelines.scoring.model import ScoringModel
+
+    started = time.perf_counter()
+    model_ref = newest_blessed_model(resolved.metadata_path, resolved.name)
+    data_check = resolved.spec.data
+    source = ScoringInput(
+        existing_file(data),
+        input_format(data, resolved.data_format),
+        resolved.csv_dialect,
+        tuple(data_check.na_values),
+        data_check.checks.non_finite == "impute",
+    )
+    if source.fmt not in SCORABLE_FORMATS:
+        raise ScoringInputError(
+            f"{data}: cannot score `{source.fmt}` data. Expected one of {list(SCORABLE_FORMATS)} (by the file's "
+            "ending, else `data.format`). Write the rows as TFRecords of tf.Examples (`.tfrecord.gz`)."
+        )
+    model = ScoringModel(model_ref.path)
+    if model.feature_kinds is None and source.fmt != "tfrecord":
+        raise ScoringInputError(
+            f"the model {model_ref.path} has no `serving_raw` signature (a `training.module_file` model), so the "
+            f"types of {data}'s columns are unknown. Expected a model of the built-in Trainer. Score a TFRecord "
+            "file of tf.Examples instead."
+        )
+    kinds = {} if source.fmt == "tfrecord" else model.feature_kinds
+    with ScoredFile(output) as scored, tqdm(unit=" rows", disable=None, file=sys.stderr) as progress:
+        for kept, examples in scoring_batches(source, kinds, keep, batch_size):
+            outputs = model.score(examples)
+            clash = sorted(set(kept.schema.names) & set(outputs.schema.names))
+            if clash:
+                raise ScoringInputError(
+                    f"--keep {clash}: the model's outputs have the same name. Expected input columns other than "
+                    f"{outputs.schema.names}. Leave them out of --keep, or rename them in the file."
+                )
+            scored.write(_joined(kept, outputs))
+            progress.update(len(examples))
+        if scored.rows == 0:
+            raise ScoringInputError(f"{data} has no rows. Expected at least one row to score.")
+    print(
+        f"Scored {scored.rows:,} rows of {data} with the blessed model {model_ref.path} into "
+        f"{scored.path} in {time.perf_counter() - started:.1f}s.",
+        file=stream,
+    )
+    return 0
+
+
+def _joined(kept: pa.RecordBatch, outputs: pa.RecordBatch) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [*kept.columns, *outputs.columns], names=[*kept.schema.names, *outputs.schema.names]
+    )

@@ -16,6 +16,7 @@ from typing import Any
 from pipelines.history.records import RunRecord, read_records
 from pipelines.outcome.metadata_file import open_metadata
 from pipelines.outcome.summary import summarize
+from pipelines.report.span_history import run_spans
 
 __all__ = [
     "ArtifactInfo",
@@ -74,6 +75,8 @@ class RunInfo:
     pushed_version: str | None
     input_fingerprint: str | None
     record: RunRecord | None = None
+    ingested_spans: list[int] = dataclasses.field(default_factory=list)  # spans ExampleGen wrote in this run
+    trained_spans: list[int] = dataclasses.field(default_factory=list)  # spans Transform/the Trainer read (window)
 
     def component(self, component_id: str) -> ComponentRun | None:
         """The component's execution in this run, or None."""
@@ -165,6 +168,7 @@ def list_runs(root: str, with_summaries: bool = True) -> list[RunInfo]:
     for context in store.get_contexts_by_type("node"):
         for execution in store.get_executions_by_context(context.id):
             node_of[execution.id] = context.name.split(".", 1)[-1]
+    spans = run_spans(store)
     runs = []
     for context in store.get_contexts_by_type("pipeline_run"):
         executions = sorted(store.get_executions_by_context(context.id), key=lambda e: e.id)
@@ -208,6 +212,9 @@ def list_runs(root: str, with_summaries: bool = True) -> list[RunInfo]:
                 record=record,
             )
         )
+        if context.name in spans:
+            runs[-1].ingested_spans = spans[context.name].ingested
+            runs[-1].trained_spans = spans[context.name].trained
     runs.sort(key=lambda run: (run.started, run.run_id), reverse=True)
     for run in runs if with_summaries else []:
         fill_summary(root, run)

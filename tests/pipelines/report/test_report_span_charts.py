@@ -60,7 +60,7 @@ def test_the_report_draws_both_span_charts_and_their_tables():
     assert "<th>auc</th>" in table and "<th>loss</th>" not in table  # the gated metric only
     assert '<tr data-span="2"><td class="num">2</td><td>1, 2</td><td>run-b</td><td class="num">0.84</td>' in table
     drift = section[section.index('<table id="span-drift">') :]
-    assert "<td>1 → 2</td><td>payment_type</td><td class=\"num\">0.1200</td><td class=\"num\">0.3</td>" in drift
+    assert '<td>1 → 2</td><td>payment_type</td><td class="num">0.1200</td><td class="num">0.3</td>' in drift
 
 
 def test_a_report_without_spans_has_no_spans_section():

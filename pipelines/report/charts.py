@@ -77,13 +77,19 @@ def histogram_svg(splits: Mapping[str, Sequence[tuple[float, float, float]]], wi
         return _to_svg(figure)
 
 
-def curves_svg(series: Mapping[str, Sequence[tuple[float, float]]], xlabel: str = "step", width: float = 4.2) -> str:
+def curves_svg(
+    series: Mapping[str, Sequence[tuple[float, float]]],
+    xlabel: str = "step",
+    width: float = 4.2,
+    integer_x: bool = False,
+) -> str:
     """Lines of (x, y) points, one per series, with a marker at each point.
 
     Args:
         series: label -> points, e.g. `{"train": [(50, 0.55), (100, 0.41)], "validation": [(200, 0.26)]}`.
         xlabel: the x axis's label.
         width: the figure's width in inches.
+        integer_x: ticks on whole numbers only (x counts spans, not steps).
 
     Returns:
         An `<svg>` element.
@@ -102,6 +108,10 @@ def curves_svg(series: Mapping[str, Sequence[tuple[float, float]]], xlabel: str 
         axes.set_xlabel(xlabel)
         axes.legend(frameon=False)
         _few_ticks(axes)
+        if integer_x:
+            from matplotlib.ticker import MaxNLocator
+
+            axes.xaxis.set_major_locator(MaxNLocator(4, integer=True))
         return _to_svg(figure)
 
 

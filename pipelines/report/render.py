@@ -139,7 +139,7 @@ def _span_charts(data: ReportData) -> dict:
     series = {name: points for name, points in series.items() if points}
     bars = [(f"{d.previous}→{d.span}", d.distance) for d in data.span_drift]
     return {
-        "metrics": Markup(curves_svg(series, xlabel="newest span trained on")) if series else None,
+        "metrics": Markup(curves_svg(series, xlabel="newest span trained on", integer_x=True)) if series else None,
         "drift": Markup(drift_bars_svg(bars, data.drift_limit)) if bars else None,
         "names": list(series),
     }

@@ -65,3 +65,10 @@ def test_the_report_draws_both_span_charts_and_their_tables():
 
 def test_a_report_without_spans_has_no_spans_section():
     assert 'id="spans"' not in render(_data())
+
+
+def test_the_metrics_chart_ticks_whole_spans_only():
+    html = render(_data(span_metrics=[SpanMetrics(s, f"r{s}", [s], {"auc": 0.8 + s / 100}, ["auc"]) for s in (1, 2)]))
+    chart = html[html.index('id="span-metrics-chart"') : html.index("</svg>", html.index('id="span-metrics-chart"'))]
+    ticks = [text.split(">")[-1] for text in chart.split("</text>")[:-1]]
+    assert "1.5" not in ticks and "1" in ticks and "2" in ticks, ticks

@@ -19,6 +19,8 @@ import json
 import os
 from typing import Any
 
+from pipelines.report.mlmd_contexts import component_ids, run_contexts
+
 __all__ = ["RunSpans", "SpanMetrics", "SpanDrift", "run_spans", "span_metrics", "span_drift", "has_spans"]
 
 _OUTPUT_EVENTS = (4, 1)  # Event.OUTPUT, Event.DECLARED_OUTPUT
@@ -63,15 +65,6 @@ def _span(artifact) -> int | None:
     return None
 
 
-def _node_of(store) -> dict[int, str]:
-    """Execution id -> node id (`ExampleGen`, `Trainer`...)."""
-    found = {}
-    for context in store.get_contexts_by_type("node"):
-        for execution in store.get_executions_by_context(context.id):
-            found[execution.id] = context.name.split(".", 1)[-1]
-    return found
-
-
 def has_spans(store) -> bool:
     """Whether any Examples artifact in the store carries a span (a `data.path` with `{SPAN}`)."""
     return any((_span(a) or 0) > 0 for a in store.get_artifacts_by_type("Examples"))
@@ -79,9 +72,9 @@ def has_spans(store) -> bool:
 
 def run_spans(store) -> dict[str, RunSpans]:
     """Run id -> the spans that run ingested and trained on; runs of a pipeline without spans are left out."""
-    node_of = _node_of(store)
+    node_of = component_ids(store)
     result = {}
-    for context in store.get_contexts_by_type("pipeline_run"):
+    for run_id, context in run_contexts(store):
         executions = store.get_executions_by_context(context.id)
         if not executions:
             continue
@@ -102,20 +95,20 @@ def run_spans(store) -> dict[str, RunSpans]:
                 read[node].add(span)
         trained = read["Transform"] or read["Trainer"]  # Transform reads the raw window; the Trainer may not
         if ingested or trained:
-            result[context.name] = RunSpans(sorted(ingested), sorted(trained))
+            result[run_id] = RunSpans(sorted(ingested), sorted(trained))
     return result
 
 
 def _blessings(store, node_of: dict[int, str]) -> dict[str, Any]:
     """Run id -> the Evaluator's blessing artifact output in that run."""
     found = {}
-    for context in store.get_contexts_by_type("pipeline_run"):
+    for run_id, context in run_contexts(store):
         executions = [e for e in store.get_executions_by_context(context.id) if node_of.get(e.id) == "Evaluator"]
         events = store.get_events_by_execution_ids([e.id for e in executions]) if executions else []
         ids = [e.artifact_id for e in events if e.type in _OUTPUT_EVENTS]
         for artifact in store.get_artifacts_by_id(ids) if ids else []:
             if artifact.type == "ModelBlessing":
-                found[context.name] = artifact
+                found[run_id] = artifact
     return found
 
 
@@ -132,7 +125,7 @@ def span_metrics(store, spans: dict[str, RunSpans] | None = None) -> list[SpanMe
 
     A span trained on by several runs with a blessed model shows the newest such run (a retrain replaces it).
     """
-    node_of = _node_of(store)
+    node_of = component_ids(store)
     spans = run_spans(store) if spans is None else spans
     by_span: dict[int, tuple[int, SpanMetrics]] = {}
     for run_id, blessing in _blessings(store, node_of).items():

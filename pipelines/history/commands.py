@@ -17,8 +17,9 @@ from pipelines.history.diff import diff_runs
 from pipelines.history.mlmd_runs import RootError, fill_summary, list_runs
 from pipelines.history.select import RunNotFound, select_run
 from pipelines.history.span_tables import across_spans_text
-from pipelines.outcome.metadata_file import MetadataUnreadable
+from pipelines.outcome.metadata_file import MetadataUnreadable, open_metadata
 from pipelines.report.paths import report_path
+from pipelines.report.span_history import span_drift, span_metrics
 from pipelines.spec import ResolvedSpec, read_spec_text, typed_spec
 
 __all__ = ["add_runs_command", "root_of"]
@@ -52,12 +53,9 @@ def _spec_root(path: str) -> str:
     return ResolvedSpec.from_spec(spec, path).root
 
 
-def across_spans(root: str, spec_path: str, run) -> dict:
+def _across_spans(root: str, spec_path: str, run) -> dict:
     """The root's blessed metrics by span, drift per span pair and the drift limit (`data.checks.drift` of the
     spec named on the command line, else of the run's recorded spec; None when neither sets it)."""
-    from pipelines.outcome.metadata_file import open_metadata
-    from pipelines.report.span_history import span_drift, span_metrics
-
     store = open_metadata(os.path.join(root, "metadata.sqlite"), readonly=True)
     text_and_path = None
     if os.path.isfile(spec_path):
@@ -90,7 +88,7 @@ def _cmd_runs(args) -> int:
             run = fill_summary(root, by_id[select_run(ids, args.run)])
             report = report_path(root, run.run_id)
             across = (
-                across_spans(root, args.spec, run) if any(r.ingested_spans or r.trained_spans for r in runs) else None
+                _across_spans(root, args.spec, run) if any(r.ingested_spans or r.trained_spans for r in runs) else None
             )
             if args.json:
                 print(_json({**dataclasses.asdict(run), "across_spans": across}))

@@ -21,10 +21,11 @@ from typing import Any
 
 from pipelines.report.mlmd_contexts import component_ids, run_contexts
 
-__all__ = ["RunSpans", "SpanMetrics", "SpanDrift", "run_spans", "span_metrics", "span_drift", "has_spans"]
+__all__ = ["RunSpans", "SpanMetrics", "SpanDrift", "MAX_DRIFT_PAIRS", "run_spans", "span_metrics", "span_drift"]
 
 _OUTPUT_EVENTS = (4, 1)  # Event.OUTPUT, Event.DECLARED_OUTPUT
 _INPUT_EVENTS = (3, 2)  # Event.INPUT, Event.DECLARED_INPUT
+MAX_DRIFT_PAIRS = 30  # span pairs measured for `runs show` and the report, newest first
 _VERDICT_FILE = "verdict.json"  # components.evaluator.verdict.VERDICT_FILE, read without TFMA's import
 
 
@@ -63,11 +64,6 @@ def _span(artifact) -> int | None:
         if "span" in properties:
             return int(properties["span"].int_value)
     return None
-
-
-def has_spans(store) -> bool:
-    """Whether any Examples artifact in the store carries a span (a `data.path` with `{SPAN}`)."""
-    return any((_span(a) or 0) > 0 for a in store.get_artifacts_by_type("Examples"))
 
 
 def run_spans(store) -> dict[str, RunSpans]:
@@ -163,8 +159,12 @@ def _newest_schema(store):
     return max(schemas, key=lambda a: (a.create_time_since_epoch, a.id), default=None)
 
 
-def span_drift(store) -> list[SpanDrift]:
+def span_drift(store, newest: int = MAX_DRIFT_PAIRS) -> list[SpanDrift]:
     """The drift of each span from the span before it (train splits, TFDV's comparators as DataGate's).
+
+    Args:
+        store: the pipeline root's ML Metadata store.
+        newest: how many of the newest span pairs to measure (each reads two statistics files).
 
     Returns:
         One entry per pair of consecutive spans with statistics, oldest first; empty with fewer than two
@@ -174,7 +174,7 @@ def span_drift(store) -> list[SpanDrift]:
 
     statistics = {span: a for span, a in _statistics_by_span(store).items() if os.path.isdir(a.uri)}
     schema = _newest_schema(store)
-    ordered = sorted(statistics)
+    ordered = sorted(statistics)[-(newest + 1) :]
     if len(ordered) < 2 or schema is None:
         return []
     from tfx.components.statistics_gen import stats_artifact_utils

@@ -3,7 +3,8 @@ takes the newest span on each scheduled run.
 
 Two `airflow dags test` runs of one compiled DAG: the first with span 1; span 2 arrives; the second ingests
 span 2 only, and DataGate compares it with span 1 (`data.checks.drift`). Asserted from ML Metadata (TFX's
-Airflow launcher records the `span` of each Examples artifact) and from the pushed models.
+Airflow launcher records the `span` of each Examples artifact), the pushed models, and `runs` / `runs show`,
+which read the Airflow launcher's `run` contexts.
 """
 
 from __future__ import annotations
@@ -96,7 +97,10 @@ def dag_runs(taxi_sample_csv, tmp_path_factory):
     (home / "data" / "span-2" / "part.csv").write_text(header + "".join(rows[1::2]), encoding="utf-8")
     second = airflow("dags", "test", DAG_ID, "2024-01-03")
     assert second.returncode == 0, (second.stdout + second.stderr)[-4000:]
-    return {"home": home, "metadata": str(home / "run" / "metadata.sqlite")}
+    runs = [sys.executable, "-m", "pipelines", "runs", spec_file]
+    listed = subprocess.run(runs, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    shown = subprocess.run([*runs, "show", "latest"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return {"home": home, "metadata": str(home / "run" / "metadata.sqlite"), "runs": listed, "show": shown}
 
 
 def test_each_dag_run_ingests_the_newest_span(dag_runs):
@@ -114,3 +118,19 @@ def test_datagate_compares_the_new_span_with_the_previous_one(dag_runs):
 def test_the_runs_trained_evaluated_and_pushed(dag_runs):
     assert len(spans_by_execution(dag_runs["metadata"], "Evaluator", outputs=False)) == 2
     assert os.listdir(dag_runs["home"] / "run" / "serving" / "chicago_taxi")
+
+
+def test_runs_lists_the_dag_runs_with_their_spans(dag_runs):
+    listed = dag_runs["runs"]
+    assert listed.returncode == 0, listed.stderr
+    header, *lines = listed.stdout.strip().splitlines()
+    assert header.split()[3:6] == ["INGESTED", "TRAINED", "ON"]
+    # Newest first; Airflow's run ids (`manual__<logical date>`) and the spans each run read.
+    cells = [line.split()[:5] for line in lines]
+    assert [cell[0].startswith("manual__2024-01-0") for cell in cells] == [True, True]
+    assert [cell[2:5] for cell in cells] == [["succeeded", "2", "2"], ["succeeded", "1", "1"]]
+    shown = dag_runs["show"]
+    assert shown.returncode == 0, shown.stderr
+    assert "Spans: ingested 2; trained on 2" in shown.stdout
+    drift = shown.stdout[shown.stdout.index("Drift between spans:") :].splitlines()
+    assert drift[2].split()[:3] == ["1", "->", "2"] and drift[2].split()[-2:] == ["within", "0.3"]

@@ -12,7 +12,7 @@ Only the comparator anomalies are reported here: the rest is ExampleValidator's.
 
 from __future__ import annotations
 
-__all__ = ["span_drift_problems", "comparator_problems", "with_comparators"]
+__all__ = ["span_drift_problems", "comparator_problems", "with_comparators", "worst_drift"]
 
 _COMPARATOR_TYPES = ("COMPARATOR_L_INFTY_HIGH", "COMPARATOR_JENSEN_SHANNON_DIVERGENCE_HIGH")
 
@@ -119,3 +119,26 @@ def span_drift_problems(new_stats, previous_stats, schema, drift: float, spans: 
         line.replace("between the train and eval splits", f"between span {spans[0]} and span {spans[1]} (train)")
         for line in _comparator_lines(anomalies, "drift", drift)
     ]
+
+
+def worst_drift(new_stats, previous_stats, schema) -> tuple[str, float] | None:
+    """The feature whose distribution moved most from the previous span's train split, and TFDV's distance.
+
+    The distances are the ones `data.checks.drift` limits (L-infinity for categorical features, Jensen-Shannon
+    for numeric ones), measured with a limit of 1 (no distance exceeds it), so every compared feature is
+    reported in the anomalies' `drift_skew_info`.
+
+    Returns:
+        (feature path, distance), or None when TFDV compared no feature.
+    """
+    import tensorflow_data_validation as tfdv
+
+    anomalies = tfdv.validate_statistics(
+        new_stats, with_comparators(schema, None, 1.0), previous_statistics=previous_stats
+    )
+    measured = [
+        (".".join(info.path.step), measurement.value)
+        for info in anomalies.drift_skew_info
+        for measurement in info.drift_measurements
+    ]
+    return max(measured, key=lambda pair: pair[1], default=None)

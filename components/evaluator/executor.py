@@ -129,10 +129,14 @@ class Executor(tfx_evaluator_executor.Executor):
             validation = tfma.load_validation_result(evaluation_uri)
         except (OSError, IndexError):
             validation = None
-        blessed, reasons = explain(
-            validation, candidate_metrics(evaluation_uri), baseline, gated_metric_names(eval_config)
-        )
-        details = {"classes": list(classes) if classes else None}
+        metrics, gated = candidate_metrics(evaluation_uri), gated_metric_names(eval_config)
+        blessed, reasons = explain(validation, metrics, baseline, gated)
+        # The whole eval split's metrics and the gated names: what `runs show` and the report chart across spans.
+        details = {
+            "classes": list(classes) if classes else None,
+            "metrics": metrics,
+            "gated": sorted(gated) or ([baseline.metric] if baseline is not None else []),
+        }
         if request.confidence:
             blessed, reasons = _confidence(evaluation_uri, request, eval_config, details, (blessed, reasons))
         if not blessed:

@@ -21,10 +21,12 @@ def _example_gen(resolved: ResolvedSpec):
     from tfx.proto import example_gen_pb2
 
     range_config = None
-    if resolved.spans:  # `{SPAN}`/date placeholders: TFX's driver ingests one span, named by a static range
+    if resolved.spans:  # `{SPAN}`/date placeholders: TFX's driver ingests one span per execution
         input_base, pattern = split_span_path(resolved.data_path)
-        span = resolved.ingest_span if resolved.ingest_span is not None else resolved.spans[-1].number
-        range_config = static_range(span)
+        # The local runner names the span (a static range: catching up missed spans, `--span N`); a compiled
+        # pipeline (airflow, beam, kubeflow) has none, so TFX's driver takes the newest span when each run starts.
+        if resolved.ingest_span is not None:
+            range_config = static_range(resolved.ingest_span)
     elif os.path.isdir(resolved.data_path):
         input_base, pattern = resolved.data_path, "*"
     else:

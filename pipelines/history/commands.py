@@ -16,8 +16,10 @@ from pipelines.history import format as text
 from pipelines.history.diff import diff_runs
 from pipelines.history.mlmd_runs import RootError, fill_summary, list_runs
 from pipelines.history.select import RunNotFound, select_run
-from pipelines.outcome.metadata_file import MetadataUnreadable
+from pipelines.history.span_tables import across_spans_text
+from pipelines.outcome.metadata_file import MetadataUnreadable, open_metadata
 from pipelines.report.paths import report_path
+from pipelines.report.span_history import span_drift, span_metrics
 from pipelines.spec import ResolvedSpec, read_spec_text, typed_spec
 
 __all__ = ["add_runs_command", "root_of"]
@@ -51,6 +53,24 @@ def _spec_root(path: str) -> str:
     return ResolvedSpec.from_spec(spec, path).root
 
 
+def _across_spans(root: str, spec_path: str, run) -> dict:
+    """The root's blessed metrics by span, drift per span pair and the drift limit (`data.checks.drift` of the
+    spec named on the command line, else of the run's recorded spec; None when neither sets it)."""
+    store = open_metadata(os.path.join(root, "metadata.sqlite"), readonly=True)
+    text_and_path = None
+    if os.path.isfile(spec_path):
+        text_and_path = (read_spec_text(spec_path), spec_path)
+    elif run.record is not None and run.record.spec_text:
+        text_and_path = (run.record.spec_text, run.record.spec_file or "<recorded spec>")
+    limit = None
+    if text_and_path is not None:
+        try:
+            limit = typed_spec(*text_and_path)[0].data.checks.drift or None
+        except ValueError:  # a recorded spec this version no longer reads: no limit shown
+            limit = None
+    return {"metrics": span_metrics(store), "drift": span_drift(store), "limit": limit}
+
+
 def _json(value) -> str:
     return json.dumps(
         value, indent=2, default=lambda o: dataclasses.asdict(o) if dataclasses.is_dataclass(o) else str(o)
@@ -67,7 +87,14 @@ def _cmd_runs(args) -> int:
         if args.runs_action == "show":
             run = fill_summary(root, by_id[select_run(ids, args.run)])
             report = report_path(root, run.run_id)
-            print(_json(run) if args.json else text.format_run(run, report))
+            across = (
+                _across_spans(root, args.spec, run) if any(r.ingested_spans or r.trained_spans for r in runs) else None
+            )
+            if args.json:
+                print(_json({**dataclasses.asdict(run), "across_spans": across}))
+            else:
+                lines = across_spans_text(across["metrics"], across["drift"], across["limit"]) if across else None
+                print(text.format_run(run, report, lines))
         elif args.runs_action == "diff":
             run_a, run_b = (fill_summary(root, by_id[select_run(ids, ref)]) for ref in (args.run_a, args.run_b))
             diff = diff_runs(run_a, run_b)

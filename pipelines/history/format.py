@@ -11,6 +11,7 @@ from components.evaluator.fairness import fairness_lines
 from pipelines.history.diff import RunDiff
 from pipelines.history.mlmd_runs import RunInfo
 from pipelines.history.slices import slice_deltas_text, slices_text
+from pipelines.history.span_tables import spans_text
 
 __all__ = ["format_runs", "format_run", "format_diff", "blessing_text", "components_text", "metrics_text"]
 
@@ -42,11 +43,13 @@ def format_runs(runs: list[RunInfo]) -> str:
     """The runs table, newest first."""
     if not runs:
         return "No runs in ML Metadata yet."
+    with_spans = any(run.ingested_spans or run.trained_spans for run in runs)
     rows = [
         [
             run.run_id,
             f"{run.seconds:.1f}s",
             run.status,
+            *((spans_text(run.ingested_spans), spans_text(run.trained_spans)) if with_spans else ()),
             components_text(run),
             blessing_text(run.summary),
             metrics_text(run.summary),
@@ -54,18 +57,21 @@ def format_runs(runs: list[RunInfo]) -> str:
         ]
         for run in runs
     ]
-    headers = ["RUN", "TOOK", "STATUS", "COMPONENTS", "BLESSED", "METRICS", "PUSHED"]
+    spans = ["INGESTED", "TRAINED ON"] if with_spans else []
+    headers = ["RUN", "TOOK", "STATUS", *spans, "COMPONENTS", "BLESSED", "METRICS", "PUSHED"]
     return tabulate(rows, headers=headers, tablefmt="plain")
 
 
-def format_run(run: RunInfo, report: str | None) -> str:
-    """One run in detail: components, their outputs, blessing, metrics, pushed version, record and report."""
+def format_run(run: RunInfo, report: str | None, across_spans: list[str] | None = None) -> str:
+    """One run in detail: components, their outputs, blessing, metrics, pushed version, record and report.
+
+    `across_spans`: with spans, `span_tables.across_spans_text` of the root (shown after the run's metrics).
+    """
     summary = run.summary
-    lines = [
-        f"Run {run.run_id} of {run.pipeline}: {run.status}, started {run.started}, took {run.seconds:.1f}s",
-        f"Blessed: {blessing_text(summary)}",
-        f"Metrics: {metrics_text(summary)}",
-    ]
+    lines = [f"Run {run.run_id} of {run.pipeline}: {run.status}, started {run.started}, took {run.seconds:.1f}s"]
+    if run.ingested_spans or run.trained_spans:
+        lines.append(f"Spans: ingested {spans_text(run.ingested_spans)}; trained on {spans_text(run.trained_spans)}")
+    lines += [f"Blessed: {blessing_text(summary)}", f"Metrics: {metrics_text(summary)}"]
     if summary.get("changes"):
         lines.append(
             "Against the baseline: " + " ".join(f"{k} {v:+.4f}" for k, v in sorted(summary["changes"].items()))
@@ -74,6 +80,8 @@ def format_run(run: RunInfo, report: str | None) -> str:
         lines.append(interval_text(summary.get("confidence") or {}))
     lines.extend(slices_text(summary))
     lines.extend(fairness_lines(summary.get("fairness") or []))
+    if across_spans:
+        lines += [*across_spans, ""]
     pushed = summary.get("pushed_path")
     lines.append(f"Pushed: version {run.pushed_version} at {pushed}" if run.pushed_version else "Pushed: nothing")
     if run.record:

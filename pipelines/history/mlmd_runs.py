@@ -1,6 +1,7 @@
 """The runs of a pipeline root, read from its ML Metadata (SQLite) and its run records.
 
-TFX registers each run as a `pipeline_run` context named by the run id; every
+TFX registers each run as a `pipeline_run` context named by the run id (TFX's older
+launcher, which the airflow target's tasks use, as a `run` context: `report.mlmd_contexts`); every
 component's execution in it is COMPLETE (it ran), CACHED (TFX reused an earlier
 output) or FAILED. Blessing, metrics and the pushed path come from the run's
 record when there is one, else from ML Metadata (`pipelines.outcome.summary`).
@@ -16,6 +17,8 @@ from typing import Any
 from pipelines.history.records import RunRecord, read_records
 from pipelines.outcome.metadata_file import open_metadata
 from pipelines.outcome.summary import summarize
+from pipelines.report.mlmd_contexts import component_ids, run_contexts
+from pipelines.report.span_history import run_spans
 
 __all__ = [
     "ArtifactInfo",
@@ -74,6 +77,8 @@ class RunInfo:
     pushed_version: str | None
     input_fingerprint: str | None
     record: RunRecord | None = None
+    ingested_spans: list[int] = dataclasses.field(default_factory=list)  # spans ExampleGen wrote in this run
+    trained_spans: list[int] = dataclasses.field(default_factory=list)  # spans Transform/the Trainer read (window)
 
     def component(self, component_id: str) -> ComponentRun | None:
         """The component's execution in this run, or None."""
@@ -161,12 +166,10 @@ def list_runs(root: str, with_summaries: bool = True) -> list[RunInfo]:
     store = open_store(root)
     records = read_records(root)
     pipeline = next((c.name for c in store.get_contexts_by_type("pipeline")), "?")
-    node_of = {}
-    for context in store.get_contexts_by_type("node"):
-        for execution in store.get_executions_by_context(context.id):
-            node_of[execution.id] = context.name.split(".", 1)[-1]
+    node_of = component_ids(store)
+    spans = run_spans(store)
     runs = []
-    for context in store.get_contexts_by_type("pipeline_run"):
+    for run_id, context in run_contexts(store):
         executions = sorted(store.get_executions_by_context(context.id), key=lambda e: e.id)
         events = store.get_events_by_execution_ids([e.id for e in executions]) if executions else []
         artifacts = {a.id: a for a in store.get_artifacts_by_id(list({e.artifact_id for e in events}))}
@@ -191,12 +194,12 @@ def list_runs(root: str, with_summaries: bool = True) -> list[RunInfo]:
             for e in executions
         ]
         last = max((e.last_update_time_since_epoch for e in executions), default=context.create_time_since_epoch)
-        record = records.get(context.name)
+        record = records.get(run_id)
         statuses = {c.status for c in components}
         status = "failed" if "failed" in statuses else "running" if statuses & {"running", "new"} else "succeeded"
         runs.append(
             RunInfo(
-                run_id=context.name,
+                run_id=run_id,
                 pipeline=pipeline,
                 started=_iso(context.create_time_since_epoch),
                 seconds=record.seconds if record else round((last - context.create_time_since_epoch) / 1000, 1),
@@ -208,6 +211,9 @@ def list_runs(root: str, with_summaries: bool = True) -> list[RunInfo]:
                 record=record,
             )
         )
+        if run_id in spans:
+            runs[-1].ingested_spans = spans[run_id].ingested
+            runs[-1].trained_spans = spans[run_id].trained
     runs.sort(key=lambda run: (run.started, run.run_id), reverse=True)
     for run in runs if with_summaries else []:
         fill_summary(root, run)

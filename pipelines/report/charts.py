@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping, Sequence
 
-__all__ = ["histogram_svg", "curves_svg", "residuals_svg", "split_colour", "SPLIT_COLOURS"]
+__all__ = ["histogram_svg", "curves_svg", "residuals_svg", "drift_bars_svg", "split_colour", "SPLIT_COLOURS"]
 
 SPLIT_COLOURS = {"train": "#1f77b4", "eval": "#ff7f0e"}
 _OTHER_COLOURS = ("#2ca02c", "#d62728", "#9467bd", "#8c564b")
@@ -77,13 +77,19 @@ def histogram_svg(splits: Mapping[str, Sequence[tuple[float, float, float]]], wi
         return _to_svg(figure)
 
 
-def curves_svg(series: Mapping[str, Sequence[tuple[float, float]]], xlabel: str = "step", width: float = 4.2) -> str:
+def curves_svg(
+    series: Mapping[str, Sequence[tuple[float, float]]],
+    xlabel: str = "step",
+    width: float = 4.2,
+    integer_x: bool = False,
+) -> str:
     """Lines of (x, y) points, one per series, with a marker at each point.
 
     Args:
         series: label -> points, e.g. `{"train": [(50, 0.55), (100, 0.41)], "validation": [(200, 0.26)]}`.
         xlabel: the x axis's label.
         width: the figure's width in inches.
+        integer_x: ticks on whole numbers only (x counts spans, not steps).
 
     Returns:
         An `<svg>` element.
@@ -102,6 +108,10 @@ def curves_svg(series: Mapping[str, Sequence[tuple[float, float]]], xlabel: str 
         axes.set_xlabel(xlabel)
         axes.legend(frameon=False)
         _few_ticks(axes)
+        if integer_x:
+            from matplotlib.ticker import MaxNLocator
+
+            axes.xaxis.set_major_locator(MaxNLocator(4, integer=True))
         return _to_svg(figure)
 
 
@@ -140,4 +150,36 @@ def residuals_svg(points: Sequence[tuple[float, float, float]], width: float = 4
         axes.set_ylabel("mean label")
         axes.legend(frameon=False, loc="upper left")
         _few_ticks(axes)
+        return _to_svg(figure)
+
+
+def drift_bars_svg(bars: Sequence[tuple[str, float]], limit: float | None, width: float = 4.2) -> str:
+    """One bar per pair of spans (its distance), a dashed line at `limit`; bars above it in red.
+
+    Args:
+        bars: `(label, distance)` per span pair, e.g. `[("1→2", 0.04), ("2→3", 0.31)]`; labels are span numbers.
+        limit: `data.checks.drift`, or None when it is not set (no line).
+        width: the figure's width in inches.
+
+    Returns:
+        An `<svg>` element.
+    """
+    import matplotlib
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    with matplotlib.rc_context(_RC):
+        figure = Figure(figsize=(width, 2.2))
+        figure.subplots_adjust(left=0.15, right=0.97, top=0.92, bottom=0.2)
+        axes = figure.subplots()
+        over = _OTHER_COLOURS[1]
+        colours = [over if limit is not None and value > limit else SPLIT_COLOURS["train"] for _, value in bars]
+        axes.bar(range(len(bars)), [value for _, value in bars], color=colours, width=0.6)
+        axes.set_xticks(range(len(bars)), [label for label, _ in bars])
+        if limit is not None:
+            axes.axhline(limit, linestyle="--", linewidth=1, color="#888888", label=f"limit {limit:g}")
+            axes.legend(frameon=False)
+        axes.set_xlabel("previous span → span")
+        axes.yaxis.set_major_locator(MaxNLocator(4))
+        axes.spines[["top", "right"]].set_visible(False)
         return _to_svg(figure)

@@ -16,6 +16,7 @@ from pipelines.report.calibration import CalibrationCurve, calibration_curves
 from pipelines.report.dag import DagLayout, layout
 from pipelines.report.eval_plots import BinaryConfusion, ResidualBucket, binary_confusion, residual_buckets
 from pipelines.report.evaluation import MetricRow, metric_rows
+from pipelines.report.span_history import SpanDrift, SpanMetrics, span_drift, span_metrics
 from pipelines.report.statistics import FeatureStats, feature_statistics, read_split_statistics
 from pipelines.report.training import training_curves
 from pipelines.spec.data_rules import label_columns
@@ -88,6 +89,10 @@ class ReportData:
     fairness: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # `evaluation.fairness` gaps
     confidence_level: float | None = None  # `evaluation.confidence`: the metrics' intervals' level
     calibration: list[CalibrationCurve] = dataclasses.field(default_factory=list)  # a classifier's, per class
+    # With spans in `data.path`: the blessed models' metrics by newest span trained on, and the drift per span pair.
+    span_metrics: list[SpanMetrics] = dataclasses.field(default_factory=list)
+    span_drift: list[SpanDrift] = dataclasses.field(default_factory=list)
+    drift_limit: float | None = None  # `data.checks.drift` (None: not set)
 
 
 def _outputs(connection_config, results) -> dict[str, dict[str, list]]:
@@ -217,6 +222,19 @@ def _serving(data: ReportData, summary, resolved) -> str | None:
     return None
 
 
+def _spans(data: ReportData, connection_config, resolved) -> str | None:
+    """Across the root's runs: the blessed models' metrics by span and the drift between spans."""
+    if not resolved.spans:
+        return None
+    from tfx.orchestration import metadata
+
+    with metadata.Metadata(connection_config) as handle:
+        data.span_metrics = span_metrics(handle.store)
+        data.span_drift = span_drift(handle.store)
+    data.drift_limit = resolved.spec.data.checks.drift or None
+    return None
+
+
 def collect(resolved, connection_config, run: RunFacts, summary=None) -> ReportData:
     """Reads every section of the report for one run.
 
@@ -249,6 +267,7 @@ def collect(resolved, connection_config, run: RunFacts, summary=None) -> ReportD
     _read(data, "evaluation", lambda: _evaluation(data, summary, resolved.spec.evaluation.thresholds))
     _read(data, "evaluation plots", lambda: _evaluation_plots(data, outputs))
     _read(data, "serving", lambda: _serving(data, summary, resolved))
+    _read(data, "spans", lambda: _spans(data, connection_config, resolved))
     return data
 
 

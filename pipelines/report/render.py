@@ -8,7 +8,7 @@ import os
 import uuid
 
 from pipelines.builtins import DATA_GATE
-from pipelines.report.charts import curves_svg, histogram_svg, residuals_svg, split_colour
+from pipelines.report.charts import curves_svg, drift_bars_svg, histogram_svg, residuals_svg, split_colour
 from pipelines.report.collect import ReportData
 from pipelines.report.dag import BOX_HEIGHT, BOX_WIDTH
 from pipelines.report.eval_plots import mean_residual
@@ -95,6 +95,7 @@ def render(data: ReportData) -> str:
         if data.residuals
         else None
     )
+    span_charts = _span_charts(data)
     pushed_version = os.path.basename(os.path.normpath(data.pushed_path)) if data.pushed_path else None
     return (
         _environment()
@@ -120,10 +121,31 @@ def render(data: ReportData) -> str:
             pushed_version=pushed_version,
             gate_passed=any(n.id == DATA_GATE and n.status in ("executed", "cached") for n in data.dag.nodes),
             gate_failed=bool(data.run.failed and data.run.failed[0] == DATA_GATE),
+            span_charts=span_charts,
             split_colours={split: split_colour(split, i) for i, split in enumerate(data.splits)},
             written=datetime.datetime.now().isoformat(timespec="seconds"),
         )
     )
+
+
+def _span_charts(data: ReportData) -> dict:
+    """With spans: `metrics` (one line per gated metric, x = newest span trained on) and `drift` (a bar per
+    span pair, the limit dashed), each an `<svg>` or None when there is nothing to draw."""
+    from markupsafe import Markup
+
+    gated = sorted({name for point in data.span_metrics for name in point.gated})
+    names = gated or sorted({name for point in data.span_metrics for name in point.metrics})
+    series = {
+        name: [(point.span, point.metrics[name]) for point in data.span_metrics if name in point.metrics]
+        for name in names
+    }
+    series = {name: points for name, points in series.items() if points}
+    bars = [(f"{d.previous}→{d.span}", d.distance) for d in data.span_drift]
+    return {
+        "metrics": Markup(curves_svg(series, xlabel="newest span trained on", integer_x=True)) if series else None,
+        "drift": Markup(drift_bars_svg(bars, data.drift_limit)) if bars else None,
+        "names": list(series),
+    }
 
 
 def write_atomically(path: str, text: str) -> str:

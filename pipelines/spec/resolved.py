@@ -61,7 +61,7 @@ class ResolvedSpec:
     columns: tuple[str, ...] = ()
     numeric_columns: frozenset[str] = frozenset()
     spans: tuple[Span, ...] = ()  # a `data.path` with `{SPAN}`/date placeholders: every span, oldest first
-    ingest_span: int | None = None  # the span this run's ExampleGen ingests (None: the newest)
+    ingest_span: int | None = None  # the span this run's ExampleGen ingests (None: TFX's driver takes the newest)
     transform_module_file: str | None = None  # `transform.module_file`, absolute
     training_module_file: str | None = None  # `training.module_file`, absolute
 

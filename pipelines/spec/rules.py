@@ -28,7 +28,7 @@ from pipelines.spec.name_rules import rule_names
 from pipelines.spec.orchestrator import rule_orchestrator
 from pipelines.spec.resolved import ResolvedSpec
 from pipelines.spec.slice_rules import rule_fairness, rule_slices
-from pipelines.spec.span_rules import rule_window
+from pipelines.spec.span_rules import rule_spans_on_target, rule_window
 from pipelines.spec.split_rules import rule_split_rows, rule_splits
 from pipelines.spec.storage_checks import rule_storage
 from pipelines.spec.transform_rules import rule_tf1_column_names
@@ -67,6 +67,7 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     rule_splits,
     rule_data,
     rule_window,
+    rule_spans_on_target,
     rule_image_folder,
     rule_media_transforms,
     builtin_model_rule(rule_media_model),

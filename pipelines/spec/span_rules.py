@@ -12,7 +12,7 @@ from components.example_gen.spans import Span, has_span_spec, list_spans, missin
 from pipelines.profiling.data_checks import DataProblem, list_data_files
 from pipelines.spec.errors import SpecProblem
 
-__all__ = ["newest_span_files", "describe_spans", "rule_window"]
+__all__ = ["newest_span_files", "describe_spans", "rule_window", "rule_spans_on_target"]
 
 
 def newest_span_files(path: str, data_format: str | None) -> tuple[tuple[Span, ...], list[str], str]:
@@ -73,3 +73,35 @@ def rule_window(ctx) -> Iterator[SpecProblem]:
             f"`{{SPAN}}` (or `{{YYYY}}`/`{{MM}}`/`{{DD}}`) in `data.path`. Received: path={ctx.spec.data.path}. "
             "Put the span placeholder in `data.path` (e.g. data/span-{SPAN}/*.csv), or remove `window`.",
         )
+
+
+def rule_spans_on_target(ctx) -> Iterator[SpecProblem]:
+    """The window and the drift between spans need resolvers that the airflow and kubeflow targets cannot run.
+
+    TFX's Airflow launcher resolves a component's inputs with `get_individual_channels`, which refuses the
+    rolling window's resolved channel; TFX's KFP v2 compiler takes single channels only (no window) and
+    compiles only `LatestArtifactStrategy` and `LatestBlessedModelStrategy` (not the previous span's statistics).
+    """
+    spec = ctx.spec
+    target = spec.orchestrator.target
+    if not has_span_spec(spec.data.path or ""):
+        return
+    if spec.data.window > 1 and target in ("airflow", "kubeflow"):
+        yield ctx.problem(
+            "data.window",
+            f"the {target} target trains on the newest span alone: TFX's {_RUNS_ON[target]} cannot resolve a "
+            f"window of spans. Expected `window: 1` for `orchestrator.target: {target}`. Received: "
+            f"window={spec.data.window}. Remove `window`, or run the spec with the beam or local target, which "
+            "read the newest spans of every run.",
+        )
+    if spec.data.checks.drift and target == "kubeflow":
+        yield ctx.problem(
+            "data.checks.drift",
+            "with spans, `drift` compares the new span with the previous one, found by a resolver that TFX's KFP v2 "
+            "compiler cannot compile (it takes LatestArtifactStrategy and LatestBlessedModelStrategy only). "
+            f"Expected no `drift` for `orchestrator.target: kubeflow`. Received: drift={spec.data.checks.drift}. "
+            "Remove `drift` under `data.checks`, or check drift between spans on the airflow, beam or local target.",
+        )
+
+
+_RUNS_ON = {"airflow": "Airflow launcher (one run's inputs)", "kubeflow": "KFP v2 compiler (single channels)"}

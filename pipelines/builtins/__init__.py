@@ -29,6 +29,7 @@ from pipelines.builtins import (
     statistics_gen,
     trainer,
     transform,
+    tuner,
 )
 from pipelines.builtins.record import Builtin, Compilation
 from pipelines.graph.model import Node
@@ -56,6 +57,7 @@ BUILTINS: tuple[Builtin, ...] = (
     example_validator.BUILTIN,
     data_gate.BUILTIN,
     transform.BUILTIN,
+    tuner.BUILTIN,
     trainer.BUILTIN,
     baseline_resolver.BUILTIN,
     evaluator.BUILTIN,

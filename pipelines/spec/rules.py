@@ -45,6 +45,7 @@ from pipelines.spec.span_rules import newest_span_files, rule_window
 from pipelines.spec.split_rules import rule_split_rows
 from pipelines.spec.storage_checks import rule_storage
 from pipelines.spec.transform_rules import rule_tf1_column_names
+from pipelines.spec.tuning_rules import rule_tuning
 from pipelines.spec.yaml_source import YamlSource
 from pipelines.steps.checks import rule_component_settings, rule_hooks, rule_steps
 
@@ -391,6 +392,7 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     builtin_model_rule(rule_model),
     rule_modules,
     rule_module_files,
+    rule_tuning,
     rule_schema,
     rule_tf1_column_names,
     rule_storage,

@@ -6,7 +6,10 @@
 `build_datasets`, the trial's knob values overriding the spec's
 (`components.trainer.hyperparameters.with_hyperparameters`), so a trial trains
 what the Trainer would train with those values. Trials are scored on the eval
-split (`val_<objective>`), the direction from the metric.
+split (`val_<objective>`), the direction from the metric. With
+`tuning.parallel_trials` above 1, `TrialRunner.search` runs the trials in
+worker processes through KerasTuner's distributed mode
+(`components.tuner.parallel`).
 
 KerasTuner 1.4 checks that a built model is a Keras 3 `keras.Model`; ours are
 Keras 2 (tf-keras) models. `TrialRunner` therefore overrides `run_trial`,
@@ -33,6 +36,7 @@ from components.trainer.options import TrainingOptions
 from components.trainer.run_fn import build_compiled_model, build_datasets
 from components.trainer.training.trainer_model import StepTimer
 from components.transform.config import TransformConfig
+from components.tuner import parallel
 from components.tuner.search_space import declare_knobs
 from serving.custom_ops import register_ops_for_saved_model
 
@@ -81,7 +85,24 @@ class SpecHyperModel(keras_tuner.HyperModel):
 
 
 class TrialRunner(keras_tuner.Tuner):
-    """A KerasTuner tuner whose trials build and fit tf-keras models (see the module docstring)."""
+    """A KerasTuner tuner whose trials build and fit tf-keras models (see the module docstring).
+
+    Args:
+      workers: trial processes (`parallel.worker_count`); 1: trials run in this process.
+      fn_args_record: `parallel.fn_args_record(fn_args)`, what the trial processes build from.
+    """
+
+    def __init__(self, *args, workers: int = 1, fn_args_record: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._workers = workers
+        self._fn_args_record = fn_args_record
+
+    def search(self, *fit_args, **fit_kwargs):
+        if self._workers <= 1 or parallel.in_trial_process():
+            return super().search(*fit_args, **fit_kwargs)
+        parallel.search_in_processes(self._fn_args_record, self._workers, fit_kwargs)
+        self.reload()  # the oracle the chief saved: every trial, as after a search in this process
+        return None
 
     def run_trial(self, trial, *args, **kwargs) -> dict[str, float]:
         hp = trial.hyperparameters
@@ -118,6 +139,7 @@ def tuner_fn(fn_args) -> TunerFnResult:
       The tuner (trials under `working_dir`) and the keyword arguments of `tuner.search`.
     """
     tuning = fn_args.custom_config["tuning"]
+    workers = parallel.worker_count(tuning.get("parallel_trials", 1), tuning["max_trials"])
     tf_transform_output = tft.TFTransformOutput(fn_args.transform_graph_path)
     register_ops_for_saved_model(tf_transform_output.transform_savedmodel_dir)
     tuner = TrialRunner(
@@ -125,7 +147,9 @@ def tuner_fn(fn_args) -> TunerFnResult:
         hypermodel=SpecHyperModel(fn_args, tf_transform_output),
         directory=fn_args.working_dir,
         project_name="trials",
-        overwrite=True,
+        overwrite=not parallel.in_trial_process(),  # the trial processes share the Tuner's project
+        workers=workers,
+        fn_args_record=parallel.fn_args_record(fn_args) if workers > 1 else None,
     )
     if tuning["algorithm"] == "hyperband":  # an epoch is a share of the trial's steps; Hyperband picks how many
         fit = {"steps_per_epoch": max(1, math.ceil(fn_args.train_steps / tuning["max_epochs"])), "epochs": 1}

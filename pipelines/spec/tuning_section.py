@@ -85,7 +85,10 @@ class TuningSpec:
     training (scored on the eval split), or `loss`; the direction follows the
     metric (losses and errors down, the others up). `train_steps`: steps per
     trial (null: `training.train_steps`); hyperband splits them into
-    `max_epochs` rounds. `search_space`: knob -> range or choices
+    `max_epochs` rounds. `parallel_trials`: trials run at once, each in a
+    worker process (KerasTuner's distributed mode: a chief oracle and workers
+    on 127.0.0.1), at most one per core; 1: one after another in the Tuner's
+    process. `search_space`: knob -> range or choices
     (`KnobSpace`). With `training.module_file`, TFX's Tuner calls that
     file's own `tuner_fn`, which defines its own search space.
     """
@@ -97,6 +100,7 @@ class TuningSpec:
     train_steps: Optional[int] = None
     max_epochs: int = 3
     seed: int = 0
+    parallel_trials: int = 1
 
     def __post_init__(self):
         if self.max_trials < 1:
@@ -107,6 +111,11 @@ class TuningSpec:
             raise ValueError(
                 f"`train_steps` must be at least 1. Received: train_steps={self.train_steps}. "
                 "Write `train_steps: null` to train each trial for `training.train_steps`."
+            )
+        if self.parallel_trials < 1:
+            raise ValueError(
+                f"`parallel_trials` must be at least 1. Received: parallel_trials={self.parallel_trials}. "
+                "Example: `parallel_trials: 2` (one trial per worker process, at most one per core)."
             )
         if self.max_epochs < 1:
             raise ValueError(f"`max_epochs` must be at least 1. Received: max_epochs={self.max_epochs}.")

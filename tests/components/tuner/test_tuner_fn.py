@@ -16,7 +16,9 @@ SPACE = {
 }
 
 
-def _fn_args(data, root, algorithm: str, max_trials: int, objective_name: str = "binary_accuracy"):
+def _fn_args(
+    data, root, algorithm: str, max_trials: int, objective_name: str = "binary_accuracy", parallel_trials: int = 1
+):
     fn_args = make_fn_args(data, str(root), {"train_steps": 6, "eval_steps": 2, "steps_per_execution": 3})
     tuning = {
         "search_space": SPACE,
@@ -26,6 +28,7 @@ def _fn_args(data, root, algorithm: str, max_trials: int, objective_name: str = 
         "train_steps": None,
         "max_epochs": 3,
         "seed": 0,
+        "parallel_trials": parallel_trials,
     }
     fn_args.custom_config = {**fn_args.custom_config, "tuning": tuning}
     return fn_args
@@ -88,3 +91,15 @@ def test_hyperband_trains_rounds_and_stops_at_max_trials(tuner_data, tmp_path):
 def test_objective_direction_follows_the_metric(name, expected):
     found = objective(name)
     assert (found.name, found.direction) == expected
+
+
+def test_parallel_trials_run_in_worker_processes_of_kerastuners_distributed_mode(tuner_data, tmp_path):
+    fn_args = _fn_args(tuner_data, tmp_path, "random", 2, parallel_trials=2)
+    tuner = _search(fn_args)
+    trials = [t for t in tuner.oracle.trials.values() if t.status == "COMPLETED"]
+    assert len(trials) == 2  # reloaded from the chief oracle's saved state
+    assert tuner.get_best_hyperparameters()[0].values == max(trials, key=lambda t: t.score).hyperparameters.values
+    logs = tmp_path / "trial_processes"
+    ran = {log.stem: log.read_text(encoding="utf-8") for log in logs.glob("tuner*.log")}
+    assert sorted(ran) == ["tuner0", "tuner1"]
+    assert all("Tuner trial" in text for text in ran.values()), ran  # each worker ran a trial

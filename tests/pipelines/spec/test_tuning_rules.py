@@ -44,6 +44,7 @@ def test_no_tuning_section_means_no_tuner(make_spec, tmp_path):
             ["the objective `auk` is not a declared metric", "Did you mean `auc`?", "binary_accuracy, auc"],
         ),
         ({"max_trials": 0}, "tuning", ["`max_trials` must be at least 1", "Received: max_trials=0"]),
+        ({"parallel_trials": 0}, "tuning", ["`parallel_trials` must be at least 1", "Received: parallel_trials=0"]),
         (
             {"search_space": {"learning_rate": {"min": 0.1, "max": 0.01}}},
             "tuning.search_space.learning_rate",

@@ -104,6 +104,16 @@ class TrialRunner(keras_tuner.Tuner):
         self.reload()  # the oracle the chief saved: every trial, as after a search in this process
         return None
 
+    def search_space_summary(self, extended: bool = False) -> None:
+        # KerasTuner prints to stdout; the run's console shows one summary line at the end instead.
+        logging.info("Tuner search space: %s", self.oracle.get_space().get_config()["space"])
+
+    def results_summary(self, num_trials: int = 10) -> None:
+        for trial in self.oracle.get_best_trials(num_trials):
+            logging.info(
+                "Tuner trial %s: score %s, %s", trial.trial_id, trial.score, knob_values(trial.hyperparameters.values)
+            )
+
     def run_trial(self, trial, *args, **kwargs) -> dict[str, float]:
         hp = trial.hyperparameters
         kwargs = dict(kwargs)

@@ -11,6 +11,7 @@ from components.evaluator.fairness import fairness_lines
 from pipelines.history.diff import RunDiff
 from pipelines.history.mlmd_runs import RunInfo
 from pipelines.history.slices import slice_deltas_text, slices_text
+from pipelines.outcome.summary import tuning_line
 
 __all__ = ["format_runs", "format_run", "format_diff", "blessing_text", "components_text", "metrics_text"]
 
@@ -74,6 +75,8 @@ def format_run(run: RunInfo, report: str | None) -> str:
         lines.append(interval_text(summary.get("confidence") or {}))
     lines.extend(slices_text(summary))
     lines.extend(fairness_lines(summary.get("fairness") or []))
+    if summary.get("tuning"):
+        lines.append(tuning_line(summary["tuning"]))
     pushed = summary.get("pushed_path")
     lines.append(f"Pushed: version {run.pushed_version} at {pushed}" if run.pushed_version else "Pushed: nothing")
     if run.record:

@@ -77,6 +77,14 @@ def test_the_report_shows_every_trial(tuned_run):
     assert html.count('data-objective="auc"') == len(tuned_run["summary"]["tuning"]["trials"])
 
 
+def test_the_run_history_shows_the_tuning_line(tuned_run):
+    from pipelines.history.format import format_run
+    from pipelines.history.mlmd_runs import list_runs
+
+    first = list_runs(tuned_run["root"])[-1]  # newest first
+    assert "Tuning: best of 3 trial(s)" in format_run(first, None)
+
+
 def test_a_rerun_with_the_same_spec_and_data_does_not_tune_again(tuned_run):
     metadata = os.path.join(tuned_run["root"], "metadata.sqlite")
     before = max_execution_id(metadata)

@@ -8,6 +8,10 @@ TFX's Trainer calls `run_fn(fn_args)`. `fn_args.custom_config` carries:
   (else raw examples, transformed on the fly in the tf.data pipeline),
 - `metrics`: Keras metrics to report while training.
 
+With a `tuning:` section, TFX's Trainer also gets the Tuner's best values
+(`fn_args.hyperparameters`); they override the spec's `model` and
+`training` options (`components.trainer.hyperparameters`).
+
 The strategy is created first (MultiWorkerMirroredStrategy requires it); the
 model, optimizer and metrics are built in its scope under the chosen
 precision policy. Under several workers only the chief writes the serving
@@ -31,6 +35,7 @@ from components.common.autograph_rules import skip_autograph_for_tf_keras
 from components.trainer.devices import precision
 from components.trainer.devices import strategy as strategy_lib
 from components.trainer.devices.accelerator_memory import log_estimate as log_memory_estimate
+from components.trainer.hyperparameters import knob_values, with_hyperparameters
 from components.trainer.input import input_pipeline
 from components.trainer.input.datasets import build_datasets
 from components.trainer.models import model_builder, model_inputs
@@ -47,7 +52,7 @@ from components.trainer.training.warm_start import warm_start
 from components.transform.config import TransformConfig, vocabulary_name
 from serving.custom_ops import register_ops_for_saved_model
 
-__all__ = ["run_fn", "build_datasets", "compile_model"]
+__all__ = ["run_fn", "build_datasets", "build_compiled_model", "compile_model"]
 
 skip_autograph_for_tf_keras()
 
@@ -140,10 +145,20 @@ def _vocabulary_sizes(config: TransformConfig, tf_transform_output) -> dict[str,
     }
 
 
-def _build_model(
+def build_compiled_model(
     custom: dict, config, tf_transform_output, options: TrainingOptions, replicas: int, timer, total_steps: int
 ):
-    """Builds, wraps and compiles the model (call inside the strategy and precision scopes)."""
+    """Builds, wraps and compiles the spec's model (call inside the strategy and precision scopes).
+
+    Args:
+      custom: the Trainer's `custom_config` (`model`, `metrics`, `label_scale`).
+      config: the feature table and label.
+      tf_transform_output: the Transform graph (vocabulary sizes, the model's inputs).
+      options: the `training` section (optimizer, learning rate and its schedule, accumulation, XLA).
+      replicas: replicas in sync (the linear learning-rate scaling).
+      timer: the `StepTimer` the wrapped model reports its steps to.
+      total_steps: optimizer steps of the run (the learning-rate decay).
+    """
     sizes = _vocabulary_sizes(config, tf_transform_output)
     inputs = model_inputs.from_transform_output(config, tf_transform_output, sizes)  # with a user transform's extras
     model = model_builder.build_model(config, custom["model"], sizes, inputs, custom.get("label_scale"))
@@ -239,7 +254,10 @@ def _schedule(fn_args, options: TrainingOptions, replicas: int) -> tuple[int, in
 def run_fn(fn_args) -> None:
     """Trains, evaluates and exports the serving model (TFX Trainer entry point)."""
     run_started = time.perf_counter()
-    custom = fn_args.custom_config
+    tuned = getattr(fn_args, "hyperparameters", None)  # TFX's FnArgs has it; hand-made ones may not
+    custom = with_hyperparameters(fn_args.custom_config, tuned)
+    if tuned:
+        logging.info("Training with the Tuner's best values: %s", knob_values(tuned.get("values", tuned)))
     options = TrainingOptions.from_dict(custom["training"])
     choice = strategy_lib.create_strategy(options.strategy, options.gpus, options.gpu_memory_growth)
     if options.seed is not None:
@@ -267,7 +285,7 @@ def run_fn(fn_args) -> None:
     steps_per_epoch, epochs, train_examples = _schedule(fn_args, options, choice.replicas)
     timer = StepTimer()
     with choice.strategy.scope(), precision.policy_scope(policy):
-        model = _build_model(
+        model = build_compiled_model(
             custom, config, tf_transform_output, options, choice.replicas, timer, steps_per_epoch * epochs
         )
         _create_optimizer_variables(model)

@@ -30,6 +30,7 @@ from pipelines.builtins import (
     statistics_gen,
     trainer,
     transform,
+    tuner,
     warm_start_resolver,
 )
 from pipelines.builtins.record import Builtin, Compilation
@@ -59,6 +60,7 @@ BUILTINS: tuple[Builtin, ...] = (
     example_validator.BUILTIN,
     data_gate.BUILTIN,
     transform.BUILTIN,
+    tuner.BUILTIN,
     trainer.BUILTIN,
     baseline_resolver.BUILTIN,
     evaluator.BUILTIN,

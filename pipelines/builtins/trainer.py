@@ -15,7 +15,45 @@ from pipelines.builtins.transform import writes_transformed_examples
 from pipelines.builtins.warm_start_resolver import warm_starts
 from pipelines.graph.model import Port
 
-__all__ = ["BUILTIN"]
+__all__ = ["BUILTIN", "run_fn_config", "training_inputs", "training_wiring"]
+
+
+def training_wiring(spec) -> dict[str, str]:
+    """The inputs the Trainer (and the Tuner) read: the examples, Transform's graph and the schema."""
+    return {
+        "examples": "Transform.transformed_examples" if writes_transformed_examples(spec) else "ExampleGen.examples",
+        "transform_graph": "Transform.transform_graph",
+        "schema": "SchemaGen.schema",
+    }
+
+
+def run_fn_config(compilation: Compilation) -> dict:
+    """The built-in `run_fn`'s `custom_config` (`components.trainer.run_fn`); the Tuner's `tuner_fn` reads it too."""
+    resolved = compilation.resolved
+    spec = resolved.spec
+    return {
+        "transform": compilation.config.to_dict(),
+        "model": dataclasses.asdict(spec.model),
+        # Without the module-file keys (None here) and `warm_start: false`: runs keep the cache key they had
+        # before those keys existed.
+        "training": {
+            k: v
+            for k, v in dataclasses.asdict(spec.training).items()
+            if k not in ("module_file", "custom_config") and (k != "warm_start" or v)
+        },
+        "materialized": spec.transform.materialize,
+        "metrics": list(spec.evaluation.metrics),
+        # Only where there is one: other runs keep the Trainer's cache key they had before it existed.
+        **({"label_scale": list(resolved.label_scale)} if resolved.label_scale else {}),
+    }
+
+
+def training_inputs(compilation: Compilation, inputs: dict) -> dict:
+    """`inputs` with the examples the model trains on: with spans, the newest `data.window` spans."""
+    spec = compilation.resolved.spec
+    if writes_transformed_examples(spec):
+        return inputs
+    return {**inputs, "examples": windowed(inputs["examples"], compilation.resolved)}
 
 
 def _build(compilation: Compilation, inputs: dict):
@@ -31,31 +69,13 @@ def _build(compilation: Compilation, inputs: dict):
         "eval_args": trainer_pb2.EvalArgs(num_steps=spec.training.eval_steps),
     }
     examples = inputs["examples"]
-    if not writes_transformed_examples(spec):  # with spans, training reads the newest `data.window` spans
-        inputs = {**inputs, "examples": windowed(examples, resolved)}
+    inputs = training_inputs(compilation, inputs)
     if resolved.training_module_file is not None:
         return Trainer(
             module_file=resolved.training_module_file, **inputs, **steps, custom_config=spec.training.custom_config
         )
     trainer = Trainer(
-        run_fn="components.trainer.run_fn.run_fn",
-        **inputs,
-        **steps,
-        custom_config={
-            "transform": compilation.config.to_dict(),
-            "model": dataclasses.asdict(spec.model),
-            # Without the module-file keys (None here) and `warm_start: false`: runs keep the cache key they had
-            # before those keys existed.
-            "training": {
-                k: v
-                for k, v in dataclasses.asdict(spec.training).items()
-                if k not in ("module_file", "custom_config") and (k != "warm_start" or v)
-            },
-            "materialized": materialized,
-            "metrics": list(spec.evaluation.metrics),
-            # Only where there is one: other runs keep the Trainer's cache key they had before it existed.
-            **({"label_scale": list(resolved.label_scale)} if resolved.label_scale else {}),
-        },
+        run_fn="components.trainer.run_fn.run_fn", **inputs, **steps, custom_config=run_fn_config(compilation)
     )
     return trainer if materialized else after_example_gen(trainer, examples, resolved)
 
@@ -72,10 +92,10 @@ BUILTIN = Builtin(
     },
     outputs={"model": "Model", "model_run": "ModelRun"},
     wiring=lambda spec: {
-        "examples": "Transform.transformed_examples" if writes_transformed_examples(spec) else "ExampleGen.examples",
-        "transform_graph": "Transform.transform_graph",
-        "schema": "SchemaGen.schema",
+        **training_wiring(spec),
         **({"base_model": "WarmStartResolver.model"} if warm_starts(spec) else {}),
+        # The Tuner's best values override the spec's (`components.trainer.hyperparameters`).
+        **({"hyperparameters": "Tuner.best_hyperparameters"} if spec.tuning is not None else {}),
     },
     build=_build,
 )

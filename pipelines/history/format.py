@@ -12,6 +12,7 @@ from pipelines.history.diff import RunDiff
 from pipelines.history.mlmd_runs import RunInfo
 from pipelines.history.slices import slice_deltas_text, slices_text
 from pipelines.history.span_tables import spans_text
+from pipelines.outcome.summary import tuning_line
 
 __all__ = ["format_runs", "format_run", "format_diff", "blessing_text", "components_text", "metrics_text"]
 
@@ -82,6 +83,8 @@ def format_run(run: RunInfo, report: str | None, across_spans: list[str] | None 
     lines.extend(fairness_lines(summary.get("fairness") or []))
     if across_spans:
         lines += [*across_spans, ""]
+    if summary.get("tuning"):
+        lines.append(tuning_line(summary["tuning"]))
     pushed = summary.get("pushed_path")
     lines.append(f"Pushed: version {run.pushed_version} at {pushed}" if run.pushed_version else "Pushed: nothing")
     if run.record:

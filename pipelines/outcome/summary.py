@@ -14,9 +14,10 @@ from typing import Any
 from components.evaluator.confidence import interval_text
 from components.evaluator.fairness import fairness_lines
 from components.trainer.monitoring.input_wait import input_wait_is_actionable
+from components.tuner.results import tuning_summary
 from pipelines.spec.label_missing import DROP_STEP
 
-__all__ = ["RunSummary", "summarize", "output_artifacts", "format_summary", "worst_slice_lines"]
+__all__ = ["RunSummary", "summarize", "output_artifacts", "format_summary", "tuning_line", "worst_slice_lines"]
 
 
 @dataclasses.dataclass
@@ -46,6 +47,9 @@ class RunSummary:
     fairness: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     # `evaluation.confidence`: {"level", "intervals": {name: [value, lower, upper]}, "gated": [names]}.
     confidence: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # `tuning:`: {"best": {knob: value}, "trials": [{"trial_id", "score", "values"}], best first}
+    # (`components.tuner.results`); empty without a Tuner.
+    tuning: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -161,6 +165,9 @@ def summarize(connection_config, results) -> RunSummary:
             elif result.component_id == DROP_STEP:
                 for artifact in outputs.get("filtered_examples", []):
                     summary.dropped_unlabelled = int(_custom(artifact, "rows_dropped") or 0)
+            elif result.component_id == "Tuner":
+                best, trials = outputs.get("best_hyperparameters", []), outputs.get("tuner_results", [])
+                summary.tuning = tuning_summary(best[0].uri if best else None, trials[0].uri if trials else None)
             elif result.component_id == "Trainer":
                 for artifact in outputs.get("model_run", []):
                     path = os.path.join(artifact.uri, "training_summary.json")
@@ -204,6 +211,19 @@ def _input_wait_actionable(training: dict[str, Any]) -> bool:
     return input_wait_is_actionable(
         training.get("input_wait_fraction"), training.get("mean_step_seconds"), on_accelerator
     )
+
+
+def tuning_line(tuning: dict[str, Any]) -> str:
+    """`Tuning: best of 3 trials (score 0.7412): hidden_units=[128, 64], learning_rate=0.0031`."""
+    trials = tuning.get("trials") or []
+    score = trials[0].get("score") if trials else None
+    scored = f" (score {score:.4f})" if isinstance(score, (int, float)) else ""
+    values = ", ".join(f"{k}={_short(v)}" for k, v in sorted((tuning.get("best") or {}).items()))
+    return f"Tuning: best of {len(trials)} trial(s){scored}: {values or 'no values recorded'}"
+
+
+def _short(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _confusion_line(classes: list[str], rows: list[list[int]]) -> str:
@@ -253,6 +273,8 @@ def format_summary(summary: RunSummary, seconds: float, log_file: str, report: s
         lines.append(_confusion_line(summary.classes, summary.confusion_matrix))
     if summary.changes:
         lines.append("Against the baseline: " + ", ".join(f"{k} {v:+.4f}" for k, v in sorted(summary.changes.items())))
+    if summary.tuning:
+        lines.append(tuning_line(summary.tuning))
     if summary.training:
         lines.append(_training_line(summary.training))
         if summary.training.get("input_advice") and _input_wait_actionable(summary.training):

@@ -93,6 +93,10 @@ class ReportData:
     span_metrics: list[SpanMetrics] = dataclasses.field(default_factory=list)
     span_drift: list[SpanDrift] = dataclasses.field(default_factory=list)
     drift_limit: float | None = None  # `data.checks.drift` (None: not set)
+    # `tuning:`: the Tuner's trials, best first (`RunSummary.tuning`), the knobs they set and the objective.
+    tuning: dict[str, Any] = dataclasses.field(default_factory=dict)
+    tuning_knobs: list[str] = dataclasses.field(default_factory=list)
+    tuning_objective: str = ""
 
 
 def _outputs(connection_config, results) -> dict[str, dict[str, list]]:
@@ -172,6 +176,17 @@ def _training(data: ReportData, outputs: Mapping[str, Mapping[str, list]], summa
     data.curves = training_curves(artifacts[0].uri)
     if not data.curves:
         return f"no TensorBoard scalars under {artifacts[0].uri}"
+    return None
+
+
+def _tuning(data: ReportData, summary, spec) -> str | None:
+    if spec.tuning is None:
+        return None
+    data.tuning = dict(getattr(summary, "tuning", None) or {})
+    data.tuning_objective = spec.tuning.objective
+    if not data.tuning.get("trials"):
+        return _why_absent("Tuner", data.run) if not data.tuning else "the Tuner recorded no completed trial"
+    data.tuning_knobs = sorted({name for trial in data.tuning["trials"] for name in trial["values"]})
     return None
 
 
@@ -264,6 +279,7 @@ def collect(resolved, connection_config, run: RunFacts, summary=None) -> ReportD
     _read(data, "statistics", lambda: _statistics(data, outputs, resolved.spec))
     _read(data, "anomalies", lambda: _anomalies(data, outputs))
     _read(data, "training", lambda: _training(data, outputs, summary))
+    _read(data, "tuning", lambda: _tuning(data, summary, resolved.spec))
     _read(data, "evaluation", lambda: _evaluation(data, summary, resolved.spec.evaluation.thresholds))
     _read(data, "evaluation plots", lambda: _evaluation_plots(data, outputs))
     _read(data, "serving", lambda: _serving(data, summary, resolved))

@@ -25,6 +25,7 @@ from pipelines.spec.feature_sections import (
 from pipelines.spec.limits import check_finite
 from pipelines.spec.orchestrator import OrchestratorSpec
 from pipelines.spec.training_sections import MODEL_VARIANTS, SPEC_VARIANTS, ModelSpec, TrainingSpec, model_spec
+from pipelines.spec.tuning_section import KnobSpace, TuningSpec
 
 __all__ = [
     "PipelineSection",
@@ -40,6 +41,8 @@ __all__ = [
     "model_spec",
     "TrainingSpec",
     "PredictSpec",
+    "TuningSpec",
+    "KnobSpace",
     "ThresholdSpec",
     "FAIRNESS_RATES",
     "FairnessSpec",
@@ -181,6 +184,7 @@ class PipelineSpec:
     transform: TransformSpec = dataclasses.field(default_factory=TransformSpec)
     model: ModelSpec = dataclasses.field(default_factory=lambda: model_spec())
     training: TrainingSpec = dataclasses.field(default_factory=TrainingSpec)
+    tuning: Optional[TuningSpec] = None
     evaluation: EvaluationSpec = dataclasses.field(default_factory=EvaluationSpec)
     push: PushSpec = dataclasses.field(default_factory=PushSpec)
     deploy: DeploySpec = dataclasses.field(default_factory=DeploySpec)

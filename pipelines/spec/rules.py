@@ -32,6 +32,7 @@ from pipelines.spec.span_rules import rule_spans_on_target, rule_window
 from pipelines.spec.split_rules import rule_split_rows, rule_splits
 from pipelines.spec.storage_checks import rule_storage
 from pipelines.spec.transform_rules import rule_tf1_column_names
+from pipelines.spec.tuning_rules import rule_tuning
 from pipelines.spec.yaml_source import YamlSource
 
 __all__ = ["RULES", "GATES", "check", "CheckContext"]
@@ -85,6 +86,7 @@ RULES: list[Callable[[CheckContext], Iterator[SpecProblem]]] = [
     builtin_model_rule(rule_model),
     rule_modules,
     rule_module_files,
+    rule_tuning,
     rule_schema,
     rule_tf1_column_names,
     rule_storage,

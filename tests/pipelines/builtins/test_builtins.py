@@ -22,9 +22,18 @@ VARIANTS = {
         "transform": {"module_file": "tfx_module.py"},
         "training": {"module_file": "tfx_module.py", "custom_config": {"epochs": 2, "note": "as TFX passes it"}},
     },
+    "tuning": {"tuning": {"max_trials": 2, "search_space": {"dropout": {"min": 0.0, "max": 0.5}}}},
+    "tuning_module_file": {
+        "transform": {"module_file": "tfx_module.py"},
+        "training": {"module_file": "tfx_module.py"},
+        "tuning": {},
+    },
 }
 # A TFX module file for the `module_files` variant (validate reads it; compiling does not run it).
-TFX_MODULE = "def preprocessing_fn(inputs):\n    return dict(inputs)\n\n\ndef run_fn(fn_args):\n    pass\n"
+TFX_MODULE = (
+    "def preprocessing_fn(inputs):\n    return dict(inputs)\n\n\ndef run_fn(fn_args):\n    pass\n\n\n"
+    "def tuner_fn(fn_args):\n    pass\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +97,8 @@ def test_module_files_go_to_tfx_transform_and_trainer_unchanged_with_custom_conf
 def test_the_deployer_is_in_the_pipeline_only_with_deploy_enabled(compiled):
     assert "Deployer" not in compiled["default"][1]
     # Every built-in but the previous span's statistics (only a spec with spans and drift has it), the warm
-    # start's resolver and the BulkInferrer.
-    optional = {"PreviousSpanResolver", "WarmStartResolver", "BulkInferrer"}
+    # start's resolver, the BulkInferrer and the Tuner (only a spec with `tuning:`).
+    optional = {"PreviousSpanResolver", "WarmStartResolver", "BulkInferrer", "Tuner"}
     assert list(compiled["deploy"][1]) == [node for node in COMPONENT_ORDER if node not in optional]
 
 
@@ -121,6 +130,28 @@ def test_warm_start_and_predict_add_their_nodes_only_when_enabled(compiled):
     assert "Pusher" in {node.id for node in inferrer.upstream_nodes}
     assert json.loads(inferrer.exec_properties["model_spec"]) == {"model_signature_name": ["serving_default"]}
     assert inferrer.executor_spec.executor_class.__module__ == "components.bulk_inferrer.executor"
+
+
+def test_tuning_adds_the_tuner_whose_best_values_feed_the_trainer(compiled):
+    import json
+
+    assert "Tuner" not in compiled["default"][1]
+    resolved, components = compiled["tuning"]
+    tuner, trainer = components["Tuner"], components["Trainer"]
+    assert tuner.exec_properties["tuner_fn"] == "components.tuner.tuner_fn.tuner_fn"
+    config = json.loads(tuner.exec_properties["custom_config"])
+    assert config["tuning"]["search_space"] == {
+        "dropout": {"min": 0.0, "max": 0.5, "step": None, "sampling": "linear", "choices": None}
+    }
+    # The same model and data as the Trainer's own run_fn config, which the tuning section leaves unchanged.
+    assert {k: v for k, v in config.items() if k != "tuning"} == json.loads(trainer.exec_properties["custom_config"])
+    assert json.loads(tuner.exec_properties["train_args"])["num_steps"] == resolved.spec.training.train_steps
+    assert _wired(trainer)["hyperparameters"] == Ref("Tuner", "best_hyperparameters")
+    assert _wired(tuner)["examples"] == _wired(trainer)["examples"]
+    # A TFX module file: TFX's Tuner runs its own tuner_fn, as the Trainer runs its run_fn.
+    module_tuner = compiled["tuning_module_file"][1]["Tuner"].exec_properties
+    assert module_tuner["module_file"] == compiled["tuning_module_file"][0].training_module_file
+    assert not module_tuner.get("tuner_fn")
 
 
 def test_spans_with_drift_and_a_window_add_the_previous_span_resolver_and_read_a_window(tmp_path, taxi_sample_csv):

@@ -47,9 +47,9 @@ def bfloat16_xla_run(trainer_data, tmp_path_factory):
     """A real `run_fn` run with bfloat16 + XLA; returns its FnArgs and the model it built and trained."""
     fn_args = make_fn_args(trainer_data, str(tmp_path_factory.mktemp("bf16")), BF16_XLA, True, SMALL_MODEL)
     built = []
-    build = run_fn_module._build_model
+    build = run_fn_module.build_compiled_model
     with pytest.MonkeyPatch.context() as patch:  # a spy: keeps a reference, changes nothing
-        patch.setattr(run_fn_module, "_build_model", lambda *args: built.append(build(*args)) or built[-1])
+        patch.setattr(run_fn_module, "build_compiled_model", lambda *args: built.append(build(*args)) or built[-1])
         run_fn_module.run_fn(fn_args)
     return fn_args, built[0]
 

@@ -25,6 +25,15 @@ accumulators, keys, derived metrics and outputs are TFMA's own, so the
 results are the same numbers (the calibration plot's sums of scores are added
 in another order, so they equal TFMA's to rounding).
 
+NaN scores: TFMA's histogram combiner fails on one (`_bucket_index` calls
+`int(nan)`), so AUC and calibration plots stop the Evaluator where the other
+metrics come out NaN or count the row as scored negative. The fast histogram
+combiner puts a NaN score in bucket 0, below every bucket: the confusion
+matrices TFMA derives from the histogram then count it as below every
+threshold, as TFMA's own threshold matrices do (NaN > t is false), and that
+bucket's summed score is NaN, which tells the report to leave it out. One log
+line per process says so.
+
 Why private: both combiners are private classes, and the fast path adds to
 their accumulators with TFMA's private `_ThresholdEntry`, `_merge_entry` and
 `_bucket_index`, reading the combiners' private settings; TFMA has no public
@@ -39,6 +48,7 @@ through TFMA's own `add_input` (the same numbers, slower).
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any, Optional
 
@@ -59,6 +69,8 @@ __all__ = ["ENTRY", "FastCombiners", "available", "plain_label_and_score", "plai
 ENTRY = "compat.tfma.fast_combiners"
 
 _NUMERIC_KINDS = frozenset("biuf")
+_log = logging.getLogger(__name__)
+_nan_logged = False
 
 # TFMA's private combiners (None where this TFMA lacks one: the shape check then fails).
 _MATRIX_COMBINER = getattr(binary_confusion_matrices, "_BinaryConfusionMatrixCombiner", None)
@@ -265,6 +277,13 @@ class _FastCalibrationHistogramCombiner(_FastCombiner, _HISTOGRAM_COMBINER or ob
     def _zero_or_one(self) -> bool:
         return self._fractional_labels  # TFMA splits any other label into weighted halves only then
 
+    def _bucket_index(self, prediction: float) -> int:
+        """TFMA's bucket of `prediction`, and bucket 0 (below every bucket) for NaN, where TFMA's fails."""
+        if math.isnan(prediction):
+            _log_nan_score(self._key.name)
+            return 0
+        return super()._bucket_index(prediction)
+
     def _add_one(self, accumulator, label: float, score: float):
         index = self._bucket_index(score if self._prediction_based_bucketing else label)
         bucket = accumulator.get(index)
@@ -297,6 +316,17 @@ class _FastCalibrationHistogramCombiner(_FastCombiner, _HISTOGRAM_COMBINER or ob
                 bucket.weighted_predictions += float(score_sums[at])
                 bucket.weighted_examples += float(counts[at])
         return accumulator
+
+
+def _log_nan_score(histogram: str) -> None:
+    global _nan_logged
+    if not _nan_logged:
+        _nan_logged = True
+        _log.warning(
+            "NaN scores: counted below every bucket of the calibration histogram %s (AUC counts them as scored "
+            "below every threshold; the report's calibration plot leaves them out)",
+            histogram,
+        )
 
 
 _FAST_COMBINERS = {

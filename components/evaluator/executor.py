@@ -142,6 +142,11 @@ class Executor(tfx_evaluator_executor.Executor):
             details.update(sample_rows=sampled.rows, eval_rows=sampled.total)
         if plan is not None:
             details["slices"] = slice_results.slice_table(evaluation_uri, plan, request.thresholds)
+            if request.confidence:
+                failures = _slice_confidence(evaluation_uri, request, details["slices"])
+                if failures:
+                    blessed, reasons = False, [r for r in reasons if r != "all thresholds met"] + failures
+                    _mark_not_blessed(blessing)
             details["slice_gates"] = {
                 name: bool(gate.get("higher_is_better", True)) for name, gate in request.thresholds.items()
             }

@@ -10,14 +10,19 @@ data (py-spy, x100, 2026-11-26). `FastCombiners`, mixed into a TFMA metric
 class, swaps those combiners for subclasses whose `add_input` reads the label
 and the score directly when the case is the plain one, and calls TFMA's
 `add_input` otherwise:
-- the combiner: no output name, no sub key, no aggregation, no class
+- the combiner: no output name, no sub key or only a `class_id` one (a
+  multi-class metric binarized per class), no aggregation, no class
   weights, not example-weighted, no example ids, TFMA's own extraction
   function (one model, or a candidate and its baseline, each read under its
   own name);
 - the example: a numeric label of one value that is 0 or 1 (any finite value
   where the histogram does not split fractional labels), a score of one
   finite number (under the model spec's `prediction_key` when the model's
-  outputs are a dict).
+  outputs are a dict); with a `class_id`, a label of one whole number that
+  is a class index and a score vector of one finite number per class, read
+  as TFMA's `select_class_id` reads a sparse label: (label == class_id,
+  score[class_id]). Batches with a `class_id` take TFMA's path per example
+  (the Evaluator batches no binarized metrics).
 With `batched=True` each input is a whole batch: the combiners count a
 batch's labels and scores with NumPy, TFMA's arithmetic per bucket and
 threshold, and split a batch TFMA's path must read into its examples. The
@@ -25,14 +30,11 @@ accumulators, keys, derived metrics and outputs are TFMA's own, so the
 results are the same numbers (the calibration plot's sums of scores are added
 in another order, so they equal TFMA's to rounding).
 
-NaN scores: TFMA's histogram combiner fails on one (`_bucket_index` calls
-`int(nan)`), so AUC and calibration plots stop the Evaluator where the other
-metrics come out NaN or count the row as scored negative. The fast histogram
-combiner puts a NaN score in bucket 0, below every bucket: the confusion
-matrices TFMA derives from the histogram then count it as below every
-threshold, as TFMA's own threshold matrices do (NaN > t is false), and that
-bucket's summed score is NaN, which tells the report to leave it out. One log
-line per process says so.
+NaN scores: TFMA's histogram `_bucket_index` fails on one (`int(nan)`),
+stopping AUC and calibration plots. The fast histogram combiner puts it in
+bucket 0, below every bucket (TFMA's threshold matrices too count NaN as
+below every threshold); that bucket's score sum is then NaN, which the report
+leaves out. One log line per process.
 
 Why private: both combiners are private classes, and the fast path adds to
 their accumulators with TFMA's private `_ThresholdEntry`, `_merge_entry` and
@@ -144,8 +146,19 @@ def _label_and_prediction(element: Any, prediction_key: str, model_name: str) ->
     return label, prediction
 
 
+def _class_label_and_score(label: Any, prediction: Any, class_id: int) -> Optional[tuple[float, float]]:
+    """(1.0 if the sparse label is `class_id` else 0.0, that class's score), or None where TFMA must read it."""
+    if type(prediction) is not np.ndarray or prediction.ndim != 1 or prediction.dtype.kind not in _NUMERIC_KINDS:
+        return None
+    index, classes = _one_number(label), prediction.size  # one score: TFMA reads the label as dense, not an index
+    if index is None or classes < 2 or not (index.is_integer() and 0 <= index < classes and 0 <= class_id < classes):
+        return None
+    score = float(prediction[class_id])
+    return (1.0 if index == class_id else 0.0, score) if math.isfinite(score) else None
+
+
 def plain_label_and_score(
-    element: Any, prediction_key: str, zero_or_one: bool, model_name: str = ""
+    element: Any, prediction_key: str, zero_or_one: bool, model_name: str = "", class_id: Optional[int] = None
 ) -> Optional[tuple[float, float]]:
     """(label, score) of one example in the plain case, or None where TFMA's general path must read it.
 
@@ -154,10 +167,13 @@ def plain_label_and_score(
       prediction_key: the model spec's prediction key ('' when unset).
       zero_or_one: require the label to be exactly 0 or 1 (TFMA splits any other label into weighted halves).
       model_name: the model's name when the EvalConfig has several (a candidate and its baseline), else ''.
+      class_id: the combiner's `class_id` sub key: the label is a class index, the prediction a score per class.
     """
     found = _label_and_prediction(element, prediction_key, model_name)
     if found is None:
         return None
+    if class_id is not None:
+        return _class_label_and_score(found[0], found[1], class_id)
     score = _one_number(found[1])
     if score is None:
         return None
@@ -197,12 +213,20 @@ def plain_labels_and_scores(
 def _plain_combiner(combiner: Any) -> Optional[tuple[str, str]]:
     """(model name, prediction key) when the combiner's settings are the plain case (module docstring), else None."""
     key = combiner._key
-    if key.output_name or key.sub_key is not None or key.example_weighted:
+    if key.output_name or key.example_weighted or (key.sub_key is not None and _class_id(key) is None):
         return None
     if combiner._aggregation_type is not None or combiner._class_weights or combiner._example_weighted:
         return None
     spec = _model_spec(combiner._eval_config, key.model_name)
     return None if spec is None else (key.model_name, spec.prediction_key)
+
+
+def _class_id(key: Any) -> Optional[int]:
+    """The `class_id` of a key whose sub key holds only that (TFMA's binarization per class), else None."""
+    sub_key = key.sub_key
+    if sub_key is None or sub_key.k is not None or sub_key.top_k is not None:
+        return None
+    return sub_key.class_id
 
 
 class _FastCombiner:
@@ -220,10 +244,13 @@ class _FastCombiner:
             return self._general(accumulator, element)
         model_name, prediction_key = self._plain
         zero_or_one = self._zero_or_one()
+        class_id = _class_id(self._key)
+        if self._batched and class_id is not None:
+            return self._general(accumulator, element)
         if self._batched:
             arrays = plain_labels_and_scores(element, prediction_key, zero_or_one, model_name=model_name)
             return self._general(accumulator, element) if arrays is None else self._add_batch(accumulator, *arrays)
-        pair = plain_label_and_score(element, prediction_key, zero_or_one, model_name=model_name)
+        pair = plain_label_and_score(element, prediction_key, zero_or_one, model_name=model_name, class_id=class_id)
         return super().add_input(accumulator, element) if pair is None else self._add_one(accumulator, *pair)
 
     def _general(self, accumulator, element):
@@ -322,11 +349,7 @@ def _log_nan_score(histogram: str) -> None:
     global _nan_logged
     if not _nan_logged:
         _nan_logged = True
-        _log.warning(
-            "NaN scores: counted below every bucket of the calibration histogram %s (AUC counts them as scored "
-            "below every threshold; the report's calibration plot leaves them out)",
-            histogram,
-        )
+        _log.warning("NaN scores: counted below every bucket of the calibration histogram %s", histogram)
 
 
 _FAST_COMBINERS = {

@@ -11,8 +11,9 @@ before `PINNED` moves.
   subclassed with an `add_input` that reads a plain example, or a plain batch,
   directly; reads their private settings and TFMA's private
   `_ThresholdEntry`, `_merge_entry` and `_bucket_index` to add to TFMA's own
-  accumulators. `components/evaluator/fast_metrics.py` says which metrics use
-  them.
+  accumulators; also for a `class_id` sub key (a metric binarized per class),
+  and overrides `_bucket_index` to put a NaN score in bucket 0 where TFMA's
+  raises. `components/evaluator/fast_metrics.py` says which metrics use them.
 
 Importing this package imports no part of TFMA.
 """

@@ -10,20 +10,31 @@ large data. `FastCombiners`, mixed into a TFMA metric
 class, swaps those combiners for subclasses whose `add_input` reads the label
 and the score directly when the case is the plain one, and calls TFMA's
 `add_input` otherwise:
-- the combiner: no output name, no sub key, no aggregation, no class
+- the combiner: no output name, no sub key or only a `class_id` one (a
+  multi-class metric binarized per class), no aggregation, no class
   weights, not example-weighted, no example ids, TFMA's own extraction
   function (one model, or a candidate and its baseline, each read under its
   own name);
 - the example: a numeric label of one value that is 0 or 1 (any finite value
   where the histogram does not split fractional labels), a score of one
   finite number (under the model spec's `prediction_key` when the model's
-  outputs are a dict).
+  outputs are a dict); with a `class_id`, a label of one whole number that
+  is a class index and a score vector of one finite number per class, read
+  as TFMA's `select_class_id` reads a sparse label: (label == class_id,
+  score[class_id]). Batches with a `class_id` take TFMA's path per example
+  (the Evaluator batches no binarized metrics).
 With `batched=True` each input is a whole batch: the combiners count a
 batch's labels and scores with NumPy, TFMA's arithmetic per bucket and
 threshold, and split a batch TFMA's path must read into its examples. The
 accumulators, keys, derived metrics and outputs are TFMA's own, so the
 results are the same numbers (the calibration plot's sums of scores are added
 in another order, so they equal TFMA's to rounding).
+
+NaN scores: TFMA's histogram `_bucket_index` fails on one (`int(nan)`),
+stopping AUC and calibration plots. The fast histogram combiner puts it in
+bucket 0, below every bucket (TFMA's threshold matrices too count NaN as
+below every threshold); that bucket's score sum is then NaN, which the report
+leaves out. One log line per process.
 
 Why private: both combiners are private classes, and the fast path adds to
 their accumulators with TFMA's private `_ThresholdEntry`, `_merge_entry` and
@@ -39,6 +50,7 @@ through TFMA's own `add_input` (the same numbers, slower).
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any, Optional
 
@@ -59,6 +71,8 @@ __all__ = ["ENTRY", "FastCombiners", "available", "plain_label_and_score", "plai
 ENTRY = "compat.tfma.fast_combiners"
 
 _NUMERIC_KINDS = frozenset("biuf")
+_log = logging.getLogger(__name__)
+_nan_logged = False
 
 # TFMA's private combiners (None where this TFMA lacks one: the shape check then fails).
 _MATRIX_COMBINER = getattr(binary_confusion_matrices, "_BinaryConfusionMatrixCombiner", None)
@@ -132,8 +146,19 @@ def _label_and_prediction(element: Any, prediction_key: str, model_name: str) ->
     return label, prediction
 
 
+def _class_label_and_score(label: Any, prediction: Any, class_id: int) -> Optional[tuple[float, float]]:
+    """(1.0 if the sparse label is `class_id` else 0.0, that class's score), or None where TFMA must read it."""
+    if type(prediction) is not np.ndarray or prediction.ndim != 1 or prediction.dtype.kind not in _NUMERIC_KINDS:
+        return None
+    index, classes = _one_number(label), prediction.size  # one score: TFMA reads the label as dense, not an index
+    if index is None or classes < 2 or not (index.is_integer() and 0 <= index < classes and 0 <= class_id < classes):
+        return None
+    score = float(prediction[class_id])
+    return (1.0 if index == class_id else 0.0, score) if math.isfinite(score) else None
+
+
 def plain_label_and_score(
-    element: Any, prediction_key: str, zero_or_one: bool, model_name: str = ""
+    element: Any, prediction_key: str, zero_or_one: bool, model_name: str = "", class_id: Optional[int] = None
 ) -> Optional[tuple[float, float]]:
     """(label, score) of one example in the plain case, or None where TFMA's general path must read it.
 
@@ -142,10 +167,13 @@ def plain_label_and_score(
       prediction_key: the model spec's prediction key ('' when unset).
       zero_or_one: require the label to be exactly 0 or 1 (TFMA splits any other label into weighted halves).
       model_name: the model's name when the EvalConfig has several (a candidate and its baseline), else ''.
+      class_id: the combiner's `class_id` sub key: the label is a class index, the prediction a score per class.
     """
     found = _label_and_prediction(element, prediction_key, model_name)
     if found is None:
         return None
+    if class_id is not None:
+        return _class_label_and_score(found[0], found[1], class_id)
     score = _one_number(found[1])
     if score is None:
         return None
@@ -185,12 +213,20 @@ def plain_labels_and_scores(
 def _plain_combiner(combiner: Any) -> Optional[tuple[str, str]]:
     """(model name, prediction key) when the combiner's settings are the plain case (module docstring), else None."""
     key = combiner._key
-    if key.output_name or key.sub_key is not None or key.example_weighted:
+    if key.output_name or key.example_weighted or (key.sub_key is not None and _class_id(key) is None):
         return None
     if combiner._aggregation_type is not None or combiner._class_weights or combiner._example_weighted:
         return None
     spec = _model_spec(combiner._eval_config, key.model_name)
     return None if spec is None else (key.model_name, spec.prediction_key)
+
+
+def _class_id(key: Any) -> Optional[int]:
+    """The `class_id` of a key whose sub key holds only that (TFMA's binarization per class), else None."""
+    sub_key = key.sub_key
+    if sub_key is None or sub_key.k is not None or sub_key.top_k is not None:
+        return None
+    return sub_key.class_id
 
 
 class _FastCombiner:
@@ -208,10 +244,13 @@ class _FastCombiner:
             return self._general(accumulator, element)
         model_name, prediction_key = self._plain
         zero_or_one = self._zero_or_one()
+        class_id = _class_id(self._key)
+        if self._batched and class_id is not None:
+            return self._general(accumulator, element)
         if self._batched:
             arrays = plain_labels_and_scores(element, prediction_key, zero_or_one, model_name=model_name)
             return self._general(accumulator, element) if arrays is None else self._add_batch(accumulator, *arrays)
-        pair = plain_label_and_score(element, prediction_key, zero_or_one, model_name=model_name)
+        pair = plain_label_and_score(element, prediction_key, zero_or_one, model_name=model_name, class_id=class_id)
         return super().add_input(accumulator, element) if pair is None else self._add_one(accumulator, *pair)
 
     def _general(self, accumulator, element):
@@ -265,6 +304,13 @@ class _FastCalibrationHistogramCombiner(_FastCombiner, _HISTOGRAM_COMBINER or ob
     def _zero_or_one(self) -> bool:
         return self._fractional_labels  # TFMA splits any other label into weighted halves only then
 
+    def _bucket_index(self, prediction: float) -> int:
+        """TFMA's bucket of `prediction`, and bucket 0 (below every bucket) for NaN, where TFMA's fails."""
+        if math.isnan(prediction):
+            _log_nan_score(self._key.name)
+            return 0
+        return super()._bucket_index(prediction)
+
     def _add_one(self, accumulator, label: float, score: float):
         index = self._bucket_index(score if self._prediction_based_bucketing else label)
         bucket = accumulator.get(index)
@@ -297,6 +343,13 @@ class _FastCalibrationHistogramCombiner(_FastCombiner, _HISTOGRAM_COMBINER or ob
                 bucket.weighted_predictions += float(score_sums[at])
                 bucket.weighted_examples += float(counts[at])
         return accumulator
+
+
+def _log_nan_score(histogram: str) -> None:
+    global _nan_logged
+    if not _nan_logged:
+        _nan_logged = True
+        _log.warning("NaN scores: counted below every bucket of the calibration histogram %s", histogram)
 
 
 _FAST_COMBINERS = {

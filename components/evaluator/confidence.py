@@ -10,8 +10,9 @@ level with Student's t (the same arithmetic as TFMA's
 TFMA's thresholds check the point estimate. A model is blessed only when the
 bound clears each value threshold as well: the lower bound for a `min`, the
 upper bound for a `max` (`bound_failures`), so a noisy eval split cannot bless
-a model by chance. The bounds gate the whole eval split; per-slice gates stay
-on the point estimates.
+a model by chance. TFMA's jackknife bounds every slice it computes as well
+(`slice_intervals`): a `per_slice` threshold holds each slice it gates to its
+bound too, with the slice named in the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["TFMA_LEVEL", "bound_failures", "enable", "interval_text", "intervals", "level_text"]
+__all__ = ["TFMA_LEVEL", "bound_failures", "enable", "interval_text", "intervals", "level_text", "slice_intervals"]
 
 TFMA_LEVEL = 0.95  # the level TFMA 0.47 writes its bounds at (`math_util.calculate_confidence_interval`)
 
@@ -38,6 +39,26 @@ def _t(level: float, dof: int) -> float:
     return float(stats.t.ppf(1 - (1 - level) / 2.0, dof))
 
 
+def _interval(entry, level: float) -> list[float] | None:
+    """`[value, lower, upper]` of one of TFMA's metric entries at `level`, or None where TFMA bounded nothing."""
+    key, interval = entry.key, entry.confidence_interval
+    if key.model_name not in ("", "candidate") or key.is_diff or not entry.value.HasField("double_value"):
+        return None
+    if not entry.HasField("confidence_interval") or not interval.lower_bound.HasField("double_value"):
+        return None
+    low, high = interval.lower_bound.double_value.value, interval.upper_bound.double_value.value
+    dof = interval.degrees_of_freedom.value
+    centre, half = (low + high) / 2.0, (high - low) / 2.0
+    if dof > 0 and level != TFMA_LEVEL:
+        half *= _t(level, dof) / _t(TFMA_LEVEL, dof)
+    return [entry.value.double_value.value, centre - half, centre + half]
+
+
+def _bounded(metrics, level: float) -> dict[str, list[float]]:
+    found = ((entry.key.name, _interval(entry, level)) for entry in metrics.metric_keys_and_values)
+    return {name: bounds for name, bounds in found if bounds is not None}
+
+
 def intervals(evaluation_uri: str, level: float) -> dict[str, list[float]]:
     """Spec metric name -> `[value, lower, upper]` on the whole eval split at `level`, for metrics TFMA bounded.
 
@@ -49,25 +70,28 @@ def intervals(evaluation_uri: str, level: float) -> dict[str, list[float]]:
 
     result: dict[str, list[float]] = {}
     for metrics in tfma.load_metrics(evaluation_uri):
+        if not metrics.slice_key.single_slice_keys:
+            result.update(_bounded(metrics, level))
+    return result
+
+
+def slice_intervals(evaluation_uri: str, level: float) -> dict[str, dict[str, list[float]]]:
+    """Slice name (`region=C`) -> spec metric name -> `[value, lower, upper]` at `level`, as `intervals` per slice."""
+    import tensorflow_model_analysis as tfma
+
+    from components.evaluator.slice_results import slice_key_name
+
+    result: dict[str, dict[str, list[float]]] = {}
+    for metrics in tfma.load_metrics(evaluation_uri):
         if metrics.slice_key.single_slice_keys:
-            continue
-        for entry in metrics.metric_keys_and_values:
-            key, interval = entry.key, entry.confidence_interval
-            if key.model_name not in ("", "candidate") or key.is_diff or not entry.value.HasField("double_value"):
-                continue
-            if not entry.HasField("confidence_interval") or not interval.lower_bound.HasField("double_value"):
-                continue
-            low, high = interval.lower_bound.double_value.value, interval.upper_bound.double_value.value
-            dof = interval.degrees_of_freedom.value
-            centre, half = (low + high) / 2.0, (high - low) / 2.0
-            if dof > 0 and level != TFMA_LEVEL:
-                half *= _t(level, dof) / _t(TFMA_LEVEL, dof)
-            result[key.name] = [entry.value.double_value.value, centre - half, centre + half]
+            bounded = _bounded(metrics, level)
+            if bounded:
+                result.setdefault(slice_key_name(metrics.slice_key), {}).update(bounded)
     return result
 
 
 def bound_failures(
-    bounded: Mapping[str, list[float]], thresholds: Mapping[str, Mapping[str, Any]], level: float
+    bounded: Mapping[str, list[float]], thresholds: Mapping[str, Mapping[str, Any]], level: float, where: str = ""
 ) -> list[str]:
     """A reason for each value threshold the point estimate clears but the interval's bound does not.
 
@@ -75,6 +99,7 @@ def bound_failures(
       bounded: `intervals`' result.
       thresholds: the request's thresholds (spec name -> gate with `min`, `max`, `classes`).
       level: the confidence level, for the reason's text.
+      where: the slice the intervals are of (`region=C`), named after the metric; '' for the whole eval split.
 
     Returns:
       Sentences like `binary_accuracy = 0.8221 clears the minimum 0.8000, but its lower 95% confidence bound
@@ -88,16 +113,17 @@ def bound_failures(
         if not gate or (cls and gate.get("classes") and cls not in {str(c) for c in gate["classes"]}):
             continue
         shown = level_text(level)
-        where = f"(interval [{low:.4f}, {high:.4f}]; evaluation.confidence)"
+        interval = f"(interval [{low:.4f}, {high:.4f}]; evaluation.confidence)"
+        named = f"{name} on {where}" if where else name
         if gate.get("min") is not None and value >= gate["min"] > low:
             reasons.append(
-                f"{name} = {value:.4f} clears the minimum {gate['min']:.4f}, but its lower {shown} confidence "
-                f"bound {low:.4f} does not {where}"
+                f"{named} = {value:.4f} clears the minimum {gate['min']:.4f}, but its lower {shown} confidence "
+                f"bound {low:.4f} does not {interval}"
             )
         if gate.get("max") is not None and value <= gate["max"] < high:
             reasons.append(
-                f"{name} = {value:.4f} clears the maximum {gate['max']:.4f}, but its upper {shown} confidence "
-                f"bound {high:.4f} does not {where}"
+                f"{named} = {value:.4f} clears the maximum {gate['max']:.4f}, but its upper {shown} confidence "
+                f"bound {high:.4f} does not {interval}"
             )
     return reasons
 

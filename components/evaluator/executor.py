@@ -7,8 +7,8 @@ ones on `scores` with per-class and aggregated metrics. A spec without
 thresholds gets the trivial baseline (`trivial_baseline.py`) as its threshold.
 TFMA runs with `extractors.custom_extractors` (batches trimmed before the
 per-example split) unless the exec properties name other extractors. After
-TFMA, a gated metric that is NaN or inf voids the blessing, and
-`verdict.json` records the verdict with its reasons.
+TFMA, a gated metric that is NaN or inf voids the blessing, as does a NaN
+score on any eval row (`_nan_scores`), and `verdict.json` records the verdict with its reasons.
 """
 
 from __future__ import annotations
@@ -137,6 +137,7 @@ class Executor(tfx_evaluator_executor.Executor):
             "metrics": metrics,
             "gated": sorted(gated) or ([baseline.metric] if baseline is not None else []),
         }
+        blessed, reasons = _nan_scores(evaluation_uri, (blessed, reasons))
         if request.confidence:
             blessed, reasons = _confidence(evaluation_uri, request, eval_config, details, (blessed, reasons))
         if not blessed:
@@ -145,6 +146,11 @@ class Executor(tfx_evaluator_executor.Executor):
             details.update(sample_rows=sampled.rows, eval_rows=sampled.total)
         if plan is not None:
             details["slices"] = slice_results.slice_table(evaluation_uri, plan, request.thresholds)
+            if request.confidence:
+                failures = _slice_confidence(evaluation_uri, request, details["slices"])
+                if failures:
+                    blessed, reasons = False, [r for r in reasons if r != "all thresholds met"] + failures
+                    _mark_not_blessed(blessing)
             details["slice_gates"] = {
                 name: bool(gate.get("higher_is_better", True)) for name, gate in request.thresholds.items()
             }
@@ -220,7 +226,14 @@ def _add_report_plots(eval_config, request: EvaluationRequest, classes, labels: 
             span = report_plots.label_range(labels())
         except Exception as error:  # noqa: BLE001 - the report's plot must not fail the evaluation
             logging.warning("No calibration plot for the report: could not read the eval labels (%s)", error)
-    spec = report_plots.report_metrics_spec(request.task, num_classes_of(request, classes), span)
+    num_classes = num_classes_of(request, classes)
+    if request.task == "classification" and num_classes > report_plots.MAX_CALIBRATION_CLASSES:
+        logging.info(
+            "No calibration plots for the report: the label has %d classes (at most %d get one each)",
+            num_classes,
+            report_plots.MAX_CALIBRATION_CLASSES,
+        )
+    spec = report_plots.report_metrics_spec(request.task, num_classes, span)
     if spec is not None:
         eval_config.metrics_specs.append(spec)
 
@@ -239,6 +252,36 @@ def _confidence(evaluation_uri: str, request: EvaluationRequest, eval_config, de
     if not failures:
         return blessed, reasons
     return False, [r for r in reasons if r != "all thresholds met"] + failures
+
+
+def _slice_confidence(evaluation_uri: str, request: EvaluationRequest, rows: list[dict]) -> list[str]:
+    """Adds each slice's intervals to its row (`intervals`); returns a reason per gated slice whose bound fails."""
+    by_slice = confidence.slice_intervals(evaluation_uri, request.confidence)
+    failures = []
+    for row in rows:
+        row["intervals"] = {n: b for n, b in by_slice.get(row["slice"], {}).items() if n in row["metrics"]}
+        gated = {n: b for n, b in row["intervals"].items() if n.partition("@")[0] in row["gated"]}
+        failures += confidence.bound_failures(gated, request.thresholds, request.confidence, where=row["slice"])
+    return failures
+
+
+def _nan_scores(evaluation_uri: str, verdict):
+    """The verdict, NOT BLESSED when the model scored any eval row NaN (counted by the report's calibration plot).
+
+    A NaN score counts as wrong or below every threshold in TFMA's metrics, so
+    they can pass while the model fails on real rows; only some metrics (a loss)
+    come out NaN themselves.
+    """
+    blessed, reasons = verdict
+    nan_rows, rows = report_plots.nan_score_rows(evaluation_uri)
+    if not nan_rows:
+        return blessed, reasons
+    logging.warning("The model's scores are NaN on %d of %d eval rows", nan_rows, rows)
+    reason = (
+        f"the model's scores are NaN on {nan_rows} of {rows} eval rows: a blessed model must score every row. "
+        "Expected finite scores. Fix or drop the NaN cells the model reads (or retrain if its loss was NaN) and rerun"
+    )
+    return False, [r for r in reasons if r != "all thresholds met"] + [reason]
 
 
 def _mark_not_blessed(blessing: types.Artifact) -> None:

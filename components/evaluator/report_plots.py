@@ -2,13 +2,17 @@
 
 These are added to the EvalConfig as one more `MetricsSpec` with no threshold, so they gate nothing:
 the verdict reads only thresholds and double-valued metrics (`verdict.candidate_metrics`), and
-neither is one. Both reuse a pass TFMA already makes over the eval split.
+neither is one. Both reuse a pass TFMA already makes over the eval split. A NaN score would stop TFMA's calibration
+histogram (`int(nan)`); the histogram combiners of `compat.tfma.fast_combiners` count it below every
+bucket instead, and the report leaves that bucket out (`pipelines/report/calibration.py`);
+`nan_score_rows` counts those rows for the verdict.
 
 - binary label: `ConfusionMatrixAtThresholds` at 0.5 (TP/FP/TN/FN), named `CONFUSION_MATRIX`, and a
   `CalibrationPlot` of the probability in ten buckets of [0, 1], named `CLASS_CALIBRATION`;
-- multi-class: nothing (the spec's own `confusion_matrix` metric is the table). A calibration plot
-  per class would put NaN scores through TFMA's calibration histogram, which fails on them
-  (`int(nan)`), where multi-class metrics only come out NaN and void the blessing;
+- multi-class (up to `MAX_CALIBRATION_CLASSES` classes): a `CalibrationPlot` per class, that class's
+  probability against the rest (TFMA's `binarize` class_ids: sub key `class_id`), also named
+  `CLASS_CALIBRATION`; a label with more classes gets none (the report says why). The spec's own
+  `confusion_matrix` metric is the table;
 - regression: a `CalibrationPlot` over the eval labels' range (per prediction bucket, the total
   label, total prediction and count), named `CALIBRATION`.
 
@@ -20,6 +24,7 @@ neither is one. Both reuse a pass TFMA already makes over the eval split.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Optional
 
@@ -32,7 +37,9 @@ __all__ = [
     "CLASS_CALIBRATION",
     "THRESHOLD",
     "CALIBRATION_BUCKETS",
+    "MAX_CALIBRATION_CLASSES",
     "label_range",
+    "nan_score_rows",
     "report_metrics_spec",
 ]
 
@@ -41,6 +48,8 @@ CALIBRATION = "report_calibration"
 CLASS_CALIBRATION = "report_class_calibration"
 THRESHOLD = 0.5
 CALIBRATION_BUCKETS = 10
+# A label with more classes gets no calibration plots: one histogram pass per class, and a page of curves.
+MAX_CALIBRATION_CLASSES = 20
 
 
 def label_range(labels: Sequence[float]) -> Optional[tuple[float, float]]:
@@ -87,8 +96,43 @@ def report_metrics_spec(
             ]
         )
 
+    if task == "classification" and num_classes <= MAX_CALIBRATION_CLASSES:
+        return tfma.MetricsSpec(
+            metrics=[tfma.MetricConfig(class_name="CalibrationPlot", config=json.dumps(calibration))],
+            binarize=tfma.BinarizationOptions(class_ids={"values": list(range(num_classes))}),
+        )
     if task == "regression" and labels_span is not None:
         left, right = labels_span
         config = {"name": CALIBRATION, "num_buckets": CALIBRATION_BUCKETS, "left": left, "right": right}
         return tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name="CalibrationPlot", config=json.dumps(config))])
     return None
+
+
+def nan_score_rows(evaluation_uri: str) -> tuple[int, int]:
+    """(rows whose score is NaN, rows) of the eval split, read from the report's calibration plots.
+
+    A NaN score lands in a calibration bucket whose summed score is NaN
+    (`compat.tfma.fast_combiners`); a multi-class label's count is the largest
+    over its classes. (0, 0) when the Evaluator drew no calibration plot.
+    """
+    import tensorflow_model_analysis as tfma
+
+    nan_rows, rows = 0.0, 0.0
+    for plots in tfma.load_plots(evaluation_uri):
+        if plots.slice_key.single_slice_keys:
+            continue
+        for entry in plots.plot_keys_and_values:
+            key = entry.key
+            if key.name not in (CLASS_CALIBRATION, CALIBRATION) or key.model_name not in ("", "candidate"):
+                continue
+            buckets = entry.value.calibration_histogram_buckets.buckets
+            nan_rows = max(
+                nan_rows,
+                sum(
+                    b.num_weighted_examples.value
+                    for b in buckets
+                    if math.isnan(b.total_weighted_refined_prediction.value)
+                ),
+            )
+            rows = max(rows, sum(b.num_weighted_examples.value for b in buckets))
+    return int(nan_rows), int(rows)

@@ -20,7 +20,10 @@ def _metric_names(*summaries: dict) -> list[str]:
 
 
 def slices_text(summary: dict) -> list[str]:
-    """`runs show`'s slices table: SLICE, ROWS, one column per metric, GATED; empty without slices."""
+    """`runs show`'s slices table: SLICE, ROWS, one column per metric, GATED; empty without slices.
+
+    With `evaluation.confidence` a bounded value reads `0.8000 [0.6812, 0.9188]`.
+    """
     rows = summary.get("slices") or []
     if not rows:
         return []
@@ -29,7 +32,7 @@ def slices_text(summary: dict) -> list[str]:
         [
             row["slice"],
             row["example_count"],
-            *(_number(row["metrics"].get(name)) for name in names),
+            *(_cell(row, name) for name in names),
             ", ".join(row.get("gated") or []) or "-",
         ]
         for row in rows
@@ -67,6 +70,14 @@ def slice_deltas_text(deltas: list[dict[str, Any]]) -> list[str]:
         "Slice metrics:",
         tabulate(rows, headers=["SLICE", "METRIC", "A", "B", "B-A"], tablefmt="plain", disable_numparse=True),
     ]
+
+
+def _cell(row: dict, name: str) -> str:
+    """A slice's value of metric `name`, with its interval when the row has one (`evaluation.confidence`)."""
+    bounds = (row.get("intervals") or {}).get(name)
+    if bounds is None:
+        return _number(row["metrics"].get(name))
+    return f"{_number(row['metrics'].get(name))} [{bounds[1]:.4f}, {bounds[2]:.4f}]"
 
 
 def _number(value) -> str:

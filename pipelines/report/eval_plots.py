@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from components.evaluator.report_plots import CALIBRATION, CONFUSION_MATRIX
 
-__all__ = ["BinaryConfusion", "ResidualBucket", "binary_confusion", "residual_buckets", "mean_residual"]
+__all__ = ["BinaryConfusion", "ResidualBucket", "binary_confusion", "finite_sums", "mean_residual", "residual_buckets"]
 
 
 def _rate(part: float, whole: float) -> float | None:
@@ -101,6 +101,8 @@ def binary_confusion(evaluation_uri: str) -> BinaryConfusion | None:
 def residual_buckets(evaluation_uri: str) -> list[ResidualBucket]:
     """The candidate's non-empty prediction buckets (`report_calibration`), lowest first; [] without the plot.
 
+    A bucket holding NaN predictions (its sums are NaN: `compat.tfma.fast_combiners`) is left out.
+
     Args:
         evaluation_uri: the Evaluator's `evaluation` artifact folder.
 
@@ -123,9 +125,16 @@ def residual_buckets(evaluation_uri: str) -> list[ResidualBucket]:
                     b.total_weighted_refined_prediction.value / b.num_weighted_examples.value,
                 )
                 for b in entry.value.calibration_histogram_buckets.buckets
-                if b.num_weighted_examples.value > 0
+                if b.num_weighted_examples.value > 0 and finite_sums(b)
             ]
     return []
+
+
+def finite_sums(bucket) -> bool:
+    """Whether a TFMA calibration bucket's summed score and label are finite (NaN scores make them NaN)."""
+    return math.isfinite(bucket.total_weighted_refined_prediction.value) and math.isfinite(
+        bucket.total_weighted_label.value
+    )
 
 
 def mean_residual(buckets: Sequence[ResidualBucket]) -> float | None:

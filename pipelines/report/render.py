@@ -7,7 +7,9 @@ import math
 import os
 import uuid
 
+from components.evaluator.report_plots import MAX_CALIBRATION_CLASSES
 from pipelines.builtins import DATA_GATE
+from pipelines.report.calibration import class_weighted_ece
 from pipelines.report.charts import curves_svg, drift_bars_svg, histogram_svg, residuals_svg, split_colour
 from pipelines.report.collect import ReportData
 from pipelines.report.dag import BOX_HEIGHT, BOX_WIDTH
@@ -110,6 +112,12 @@ def render(data: ReportData) -> str:
             curves=curves,
             residuals_chart=residuals,
             mean_residual=mean_residual(data.residuals),
+            calibration_ece=class_weighted_ece(data.calibration),
+            calibration_skipped=(
+                MAX_CALIBRATION_CLASSES
+                if not data.calibration and len(data.classes) > MAX_CALIBRATION_CLASSES
+                else None
+            ),
             calibration_charts=[
                 (curve, Markup(residuals_svg([(b.mean_prediction, b.mean_label, b.count) for b in curve.buckets])))
                 for curve in data.calibration

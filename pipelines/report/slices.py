@@ -48,6 +48,7 @@ class SlicesView:
     orders: dict[str, list[dict[str, Any]]]
     charts: list[SliceChart]
     fairness: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    bounded: bool = False  # rows carry confidence intervals (`evaluation.confidence`)
 
 
 def _bound(gate) -> tuple[Optional[float], str]:
@@ -86,7 +87,7 @@ def slices_view(slices: Sequence[dict], thresholds: Mapping, fairness: Sequence[
     """The slices page for a run's per-slice rows (`RunSummary.slices`), or None without slices.
 
     Args:
-        slices: rows `{"slice", "example_count", "metrics", "gated"}`.
+        slices: rows `{"slice", "example_count", "metrics", "gated"}`, and `intervals` with `evaluation.confidence`.
         thresholds: `spec.evaluation.thresholds` (metric name -> ThresholdSpec), for the bounds drawn.
         fairness: the gaps between slices (`RunSummary.fairness`), breached and gated ones first.
 
@@ -104,4 +105,5 @@ def slices_view(slices: Sequence[dict], thresholds: Mapping, fairness: Sequence[
         orders[metric] = sorted(slices, key=lambda row, m=metric: row["metrics"].get(m, math.inf))
     gated_first = sorted(metrics, key=lambda m: (m not in thresholds, m))
     gaps = sorted(fairness, key=lambda g: (not g["breach"], g["max_gap"] is None, g["metric"], -g["gap"]))
-    return SlicesView(metrics, orders, [_chart(m, slices, thresholds.get(m)) for m in gated_first], gaps)
+    charts = [_chart(m, slices, thresholds.get(m)) for m in gated_first]
+    return SlicesView(metrics, orders, charts, gaps, bounded=any(row.get("intervals") for row in slices))

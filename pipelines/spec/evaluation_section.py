@@ -124,8 +124,8 @@ class EvaluationSpec:
 
     `confidence` (e.g. 0.95; null: off) computes TFMA's confidence intervals
     (jackknife) and blesses only when the interval's bound clears each value
-    threshold on the whole eval split: the lower bound a `min`, the upper
-    bound a `max`.
+    threshold on the whole eval split, and on each slice a `per_slice`
+    threshold gates: the lower bound a `min`, the upper bound a `max`.
     """
 
     metrics: Optional[list[str]] = None  # None: the metrics that fit the label (see above)

@@ -81,3 +81,25 @@ def test_a_combiner_of_another_shape_adds_through_tfmas_own_path_with_one_log_li
     assert [r.getMessage() for r in fresh_warnings.records] == [
         "compat: compat.tfma.fast_combiners falls back to the library's own behaviour: no `_thresholds`"
     ]
+
+
+def test_a_nan_score_goes_below_every_bucket_where_tfmas_histogram_fails(monkeypatch, caplog):
+    nan = metric_types.StandardMetricInputs(
+        labels=np.array([1]), predictions={"probability": np.array([np.nan])}, example_weights=None
+    )
+    monkeypatch.setattr(fast_combiners, "_nan_logged", False)
+    caplog.set_level(logging.WARNING, logger=fast_combiners.__name__)
+    (plain,) = _combiners(calibration_plot.CalibrationPlot())
+    with pytest.raises(ValueError, match="NaN"):
+        plain.add_input(plain.create_accumulator(), nan)
+
+    (combiner,) = _combiners(_FastCalibrationPlot())
+    accumulator = combiner.create_accumulator()
+    for example in _examples() + [nan, nan]:
+        accumulator = combiner.add_input(accumulator, example)
+
+    below = accumulator[0]
+    assert (below.weighted_examples, below.weighted_labels) == (2.0, 2.0)
+    assert np.isnan(below.weighted_predictions)
+    assert sum(b.weighted_examples for b in accumulator.values()) == len(_examples()) + 2
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == ["NaN scores"]

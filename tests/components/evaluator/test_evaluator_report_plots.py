@@ -9,7 +9,7 @@ import tensorflow_model_analysis as tfma
 
 from components.evaluator.eval_config import EvaluationRequest, build_eval_config
 from components.evaluator.executor import _add_report_plots, gated_metric_names
-from components.evaluator.report_plots import label_range, report_metrics_spec
+from components.evaluator.report_plots import CLASS_CALIBRATION, label_range, report_metrics_spec
 
 
 @pytest.mark.parametrize(
@@ -18,7 +18,9 @@ from components.evaluator.report_plots import label_range, report_metrics_spec
         ("classification", 2, None, ["ConfusionMatrixAtThresholds", "CalibrationPlot"]),
         ("regression", 0, (1.0, 2.0), ["CalibrationPlot"]),
         ("regression", 0, None, None),  # the labels could not be read: no plot
-        ("classification", 3, None, None),  # multi-class: the spec's own `confusion_matrix`
+        ("classification", 3, None, ["CalibrationPlot"]),  # one per class (binarized); the spec's confusion_matrix
+        ("classification", 20, None, ["CalibrationPlot"]),
+        ("classification", 21, None, None),  # too many classes: the report says so
     ],
 )
 def test_the_report_plots_fit_the_label_and_carry_no_threshold(task, num_classes, span, class_names):
@@ -28,6 +30,11 @@ def test_the_report_plots_fit_the_label_and_carry_no_threshold(task, num_classes
         return
     assert [m.class_name for m in spec.metrics] == class_names
     assert not any(m.HasField("threshold") for m in spec.metrics)
+    if task == "classification" and num_classes > 2:
+        assert list(spec.binarize.class_ids.values) == list(range(num_classes))
+        assert json.loads(spec.metrics[0].config)["name"] == CLASS_CALIBRATION
+    else:
+        assert not spec.HasField("binarize")
 
 
 @pytest.mark.parametrize(

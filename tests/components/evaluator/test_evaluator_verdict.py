@@ -3,7 +3,7 @@
 Four runs shared by the module: thresholds (a per-class one passes, a
 per-class one and an aggregated one fail), no thresholds (the majority-class
 baseline), an eval split whose labels hold one class (nothing can beat that
-baseline), and rows with NaN scores (a passing threshold, a NaN loss).
+baseline), and rows with NaN scores (a passing threshold, a NaN loss, the NaN scores counted).
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ def test_nan_metric_voids_the_blessing_tfma_gave(runs):
     # accuracy (70/84) passes its threshold, but the loss over NaN scores is NaN.
     assert runs["nan"]["blessed"] == 0
     assert not os.path.exists(os.path.join(runs["nan"]["blessing"], "BLESSED"))
-    assert len(verdict["reasons"]) == 1
+    assert len(verdict["reasons"]) == 2
     assert verdict["reasons"][0].startswith("sparse_categorical_crossentropy is nan on the eval split")
+    assert verdict["reasons"][1].startswith("the model's scores are NaN on 4 of 84 eval rows")
 
 
 def test_summary_prints_the_verdict_reason_and_per_class_metrics(runs):

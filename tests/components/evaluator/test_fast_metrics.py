@@ -156,15 +156,18 @@ def test_the_plain_case_is_recognised_and_nothing_else(inputs, zero_or_one, expe
         assert pair == pytest.approx(expected)
 
 
-def test_combiners_with_sub_keys_or_weights_keep_tfmas_path():
+def test_combiners_with_top_k_sub_keys_or_weights_keep_tfmas_path_and_a_class_id_takes_the_fast_one():
     metric = _instance("Precision", {"name": "precision"}, fast=True)
-    weighted = metric.computations(eval_config=CONFIG, model_names=[""], output_names=[""], example_weighted=True)
-    per_class = metric.computations(
-        eval_config=CONFIG, model_names=[""], output_names=[""], sub_keys=[metric_types.SubKey(class_id=1)]
-    )
-    for computations in (weighted, per_class):
-        combiners = [c.combiner for c in computations if isinstance(c, metric_types.MetricComputation)]
-        assert combiners and all(c._plain is None for c in combiners)
+
+    def combiners(**kwargs) -> list:
+        found = metric.computations(eval_config=CONFIG, model_names=[""], output_names=[""], **kwargs)
+        return [c.combiner for c in found if isinstance(c, metric_types.MetricComputation)]
+
+    weighted = combiners(example_weighted=True)
+    top_k = combiners(sub_keys=[metric_types.SubKey(top_k=2)])
+    per_class = combiners(sub_keys=[metric_types.SubKey(class_id=1)])
+    assert weighted and top_k and all(c._plain is None for c in weighted + top_k)
+    assert per_class and all(c._plain == ("", PREDICTION_KEY) for c in per_class)
 
 
 def test_the_evaluators_config_names_the_fast_classes_and_leaves_others_alone():
@@ -336,3 +339,81 @@ def test_an_example_count_becomes_the_batched_one_only_with_batches():
     weighted.metrics_specs[0].metrics.add(class_name="ExampleCount")
     weighted.model_specs[0].example_weight_key = "w"
     assert fast_metrics.use_fast_metrics(weighted).metrics_specs[0].metrics[-1].class_name == "ExampleCount"
+
+
+def _class_examples(rows: int, classes: int = 3, seed: int = 1) -> list:
+    """A multi-class label (a class index) and a score per class, as the Evaluator reads a multi-class model."""
+    random = np.random.default_rng(seed)
+    labels = random.integers(0, classes, rows)
+    scores = random.dirichlet(np.ones(classes), rows).astype(np.float32)
+    scores[0] = [0.5, 0.25, 0.25]  # on the thresholds and the histogram's edges
+    return [_inputs(np.array([label]), score) for label, score in zip(labels, scores)]
+
+
+# Read by TFMA's path only: a label outside the classes, a NaN score, a one-hot label, a single score.
+UNUSUAL_CLASS_EXAMPLES = [
+    _inputs(np.array([7]), np.array([0.2, 0.3, 0.5], dtype=np.float32)),
+    _inputs(np.array([1]), np.array([0.2, np.nan, 0.5], dtype=np.float32)),
+    _inputs(np.array([0, 1, 0]), np.array([0.2, 0.3, 0.5], dtype=np.float32)),
+    _inputs(np.array([1]), np.array([0.3], dtype=np.float32)),
+]
+PER_CLASS = [m for m in METRICS if m[0] in ("Precision", "Recall", "CalibrationPlot", "AUC")]
+
+
+def _per_class(metric: metric_types.Metric, examples: list) -> tuple[dict, int]:
+    """Each class's results of `metric` (TFMA's `class_id` sub keys), and how often TFMA's general path read one."""
+    calls = []
+    general = metric_util.to_label_prediction_example_weight
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return general(*args, **kwargs)
+
+    results: dict = {}
+    sub_keys = [metric_types.SubKey(class_id=c) for c in range(3)]
+    computations = metric.computations(eval_config=CONFIG, model_names=[""], output_names=[""], sub_keys=sub_keys)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(metric_util, "to_label_prediction_example_weight", counting)
+        for computation in computations:
+            if isinstance(computation, metric_types.MetricComputation):
+                combiner = computation.combiner
+                if getattr(combiner, "_extract_label_prediction_and_weight", None) is general:
+                    combiner._extract_label_prediction_and_weight = counting
+                accumulator = combiner.create_accumulator()
+                for example in examples:
+                    accumulator = combiner.add_input(accumulator, example)
+                results.update(combiner.extract_output(accumulator))
+            elif isinstance(computation, metric_types.DerivedMetricComputation):
+                results.update(computation.result(results))
+    return results, len(calls)
+
+
+@pytest.mark.parametrize("class_name, config", PER_CLASS, ids=[name for name, _ in PER_CLASS])
+def test_a_metric_per_class_reads_class_scores_on_the_fast_path_with_tfmas_numbers(class_name, config):
+    plain = _class_examples(300)
+    ours, ours_general = _per_class(_instance(class_name, config, fast=True, batched=False), plain)
+    theirs, _ = _per_class(_instance(class_name, config, fast=False), plain)
+    mixed, mixed_general = _per_class(_instance(class_name, config, fast=True), plain + UNUSUAL_CLASS_EXAMPLES[:1])
+
+    assert {key.sub_key.class_id for key in _public(ours)} == {0, 1, 2}
+    assert ours_general == 0  # every plain example skipped TFMA's general path
+    if class_name == "CalibrationPlot":  # its score sums: to rounding, as above
+        assert ours.keys() == theirs.keys()
+    else:
+        assert str(_public(ours)) == str(_public(theirs))
+    assert mixed_general >= 1  # a label outside the classes goes to TFMA's path
+
+
+def test_a_class_example_reads_as_that_class_against_the_rest_and_unusual_ones_are_left_to_tfma():
+    scores = np.array([0.2, 0.3, 0.5], dtype=np.float32)
+
+    assert fast_combiners.plain_label_and_score(_inputs(np.array([1]), scores), PREDICTION_KEY, True, class_id=1) == (
+        1.0,
+        pytest.approx(0.3),
+    )
+    assert fast_combiners.plain_label_and_score(_inputs(np.array([2]), scores), PREDICTION_KEY, True, class_id=1) == (
+        0.0,
+        pytest.approx(0.3),
+    )
+    for example in UNUSUAL_CLASS_EXAMPLES:
+        assert fast_combiners.plain_label_and_score(example, PREDICTION_KEY, True, class_id=1) is None

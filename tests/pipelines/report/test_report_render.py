@@ -7,8 +7,10 @@ import re
 
 import pytest
 
+from pipelines.report.calibration import CalibrationCurve, expected_calibration_error
 from pipelines.report.collect import ReportData, RunFacts
 from pipelines.report.dag import layout
+from pipelines.report.eval_plots import ResidualBucket
 from pipelines.report.evaluation import MetricRow
 from pipelines.report.render import _number, render, write_atomically
 from pipelines.report.statistics import FeatureStats, SplitStats
@@ -133,3 +135,40 @@ def test_binary_values_show_their_size_not_a_table_of_placeholders():
     feature = html[html.index('data-feature="image"') :]
     assert "Binary values (encoded images or other bytes): train 2.5 KiB on average" in feature
     assert "top values" not in feature
+
+
+def _curve(name: str, positives: int, gap: float, left_out: float = 0.0) -> CalibrationCurve:
+    """A one-vs-rest curve of 100 rows: `positives` of the class, scored with a mean gap of `gap` in each bucket."""
+    rest = 100 - positives
+    buckets = [ResidualBucket(0.0, 0.1, rest, 0.0, gap), ResidualBucket(0.9, 1.0, positives, 1.0, 1.0 - gap)]
+    return CalibrationCurve(name, buckets, expected_calibration_error(buckets), left_out)
+
+
+def test_a_multi_class_label_shows_a_curve_and_ece_per_class_and_the_labels_ece():
+    curves = [_curve("Adelie", 50, 0.02), _curve("Chinstrap", 20, 0.1, left_out=4), _curve("Gentoo", 30, 0.05)]
+    html = render(_data(blessed=True, reasons=["ok"], classes=["Adelie", "Chinstrap", "Gentoo"], calibration=curves))
+
+    blocks = re.findall(
+        r'<div class="calibration" data-class="([^"]*)"><h4>[^<]*<span class="ece">([^<]*)</span>(.*?)</div>',
+        html,
+        flags=re.S,
+    )
+    assert [(name, ece) for name, ece, _ in blocks] == [("Adelie", "0.02"), ("Chinstrap", "0.1"), ("Gentoo", "0.05")]
+    assert all("<svg" in body for _, _, body in blocks)
+    assert [re.findall(r'class="rows">(\d+)<', body) for _, _, body in blocks] == [[], ["4"], []]
+    # (50 * 0.02 + 20 * 0.1 + 30 * 0.05) / 100
+    assert re.search(r'id="label-ece">[^<]*<strong>([^<]*)</strong>', html).group(1) == "0.045"
+    assert "each class against the rest" in html
+
+
+def test_a_binary_label_has_no_label_ece_and_a_label_of_many_classes_says_why_it_has_no_curves():
+    binary = render(_data(blessed=True, reasons=["ok"], classes=["no", "yes"], calibration=[_curve("", 40, 0.1)]))
+    many = render(_data(blessed=True, reasons=["ok"], classes=[str(i) for i in range(21)]))
+    few = render(_data(blessed=True, reasons=["ok"], classes=["a", "b", "c"]))
+
+    assert 'class="calibration"' in binary and 'id="label-ece"' not in binary
+    note = re.search(r'<p id="calibration-note">([^<]*)</p>', many).group(1)
+    assert note == (
+        "No calibration plots: the label has 21 classes, and the Evaluator draws one per class for labels of at most 20."
+    )
+    assert 'id="calibration' not in few

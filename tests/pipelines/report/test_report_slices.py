@@ -75,3 +75,25 @@ def test_fairness_gaps_come_breached_first_then_gated_then_the_rest():
         "false_negative_rate@0.5",
     ]
     assert slices_view(ROWS, {}).fairness == []
+
+
+def test_with_confidence_each_slice_value_shows_its_interval_in_the_page():
+    from pipelines.report.collect import ReportData, RunFacts
+    from pipelines.report.dag import layout
+    from pipelines.report.render import render
+
+    rows = [
+        {**ROWS[0], "intervals": {"accuracy": [0.93, 0.8812, 0.9788]}},
+        {**ROWS[1], "intervals": {"accuracy": [0.55, 0.4211, 0.6789], "loss": [4.0, 3.5, 4.5]}},
+        ROWS[2],
+    ]
+    run = RunFacts("2026-11-24T00:00:00", "succeeded", 1.0, "/logs/run.log", ["A"], {})
+    data = ReportData("taxi", run, layout(run.order, run.upstream, {"A": "executed"}, {}), slices=rows)
+    html = render(data)
+    table = html.split('data-sort="slice"', 1)[1].split("</table>", 1)[0]
+
+    assert slices_view(rows, {}).bounded and not slices_view(ROWS, {}).bounded
+    assert 'data-metric="accuracy">0.93 <span class="interval">[0.8812, 0.9788]</span></td>' in table
+    assert 'data-metric="loss">4 <span class="interval">[3.5, 4.5]</span></td>' in table
+    assert 'data-metric="accuracy">0.4</td>' in table  # a row without intervals: the value alone
+    assert "followed by its confidence interval" in html

@@ -4,7 +4,9 @@ takes the newest span on each scheduled run.
 Two `airflow dags test` runs of one compiled DAG: the first with span 1; span 2 arrives; the second ingests
 span 2 only, and DataGate compares it with span 1 (`data.checks.drift`). Asserted from ML Metadata (TFX's
 Airflow launcher records the `span` of each Examples artifact), the pushed models, and `runs` / `runs show`,
-which read the Airflow launcher's `run` contexts.
+which read the Airflow launcher's `run` contexts. These are the suite's only DAG runs (test_target_airflow.py
+checks the compiled DAG without running it): the spec sits in a folder named with a Jinja template
+(`{{ ds }}`), so the tasks must get its path unrendered, and every component must complete.
 """
 
 from __future__ import annotations
@@ -64,11 +66,12 @@ def dag_runs(taxi_sample_csv, tmp_path_factory):
     header, *rows = open(taxi_sample_csv, encoding="utf-8").readlines()
     (home / "data" / "span-1").mkdir(parents=True)
     (home / "data" / "span-1" / "part.csv").write_text(header + "".join(rows[0::2]), encoding="utf-8")
-    spec = taxi_spec("data/span-{SPAN}/*.csv", str(home / "run"), pipeline={"name": DAG_ID})
+    spec = taxi_spec(str(home / "data") + "/span-{SPAN}/*.csv", str(home / "run"), pipeline={"name": DAG_ID})
     spec["orchestrator"] = {"target": "airflow", "schedule": "0 * * * *", "airflow": {"start_date": "2024-01-01"}}
     spec["data"]["checks"] = {"drift": 0.3}
     spec["training"].update(train_steps=50, eval_steps=5)
-    spec_file = write_spec(home / "spec.yaml", spec)
+    (home / "spec {{ ds }}").mkdir()  # a Jinja template in the path: the tasks must get it unrendered
+    spec_file = write_spec(home / "spec {{ ds }}" / "spec.yaml", spec)
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
     env.update(
         PATH=f"{os.path.dirname(AIRFLOW)}{os.pathsep}{os.environ['PATH']}",
@@ -116,6 +119,12 @@ def test_datagate_compares_the_new_span_with_the_previous_one(dag_runs):
 
 
 def test_the_runs_trained_evaluated_and_pushed(dag_runs):
+    from pipelines.targets.mlmd_states import states_after
+
+    states = states_after(dag_runs["metadata"], 0)
+    expected = ["ExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator", "DataGate", "Transform", "Trainer"]
+    expected += ["Evaluator", "Pusher"]
+    assert {c: states.get(c) for c in expected} == {c: "COMPLETE" for c in expected}, states
     assert len(spans_by_execution(dag_runs["metadata"], "Evaluator", outputs=False)) == 2
     assert os.listdir(dag_runs["home"] / "run" / "serving" / "chicago_taxi")
 

@@ -10,7 +10,7 @@ Usage:
     .venv/bin/python pipelines/examples/data/write_taxi_spans.py 2013 2014 2015   # spans 1-3
     .venv/bin/python pipelines/examples/data/write_taxi_spans.py 2016             # span 4 arrives
     .venv/bin/python pipelines/examples/data/write_taxi_spans.py 2013             # span 1 re-delivered
-    .venv/bin/python pipelines/examples/data/write_taxi_spans.py --drifted        # span 5: drifted data
+    .venv/bin/python pipelines/examples/data/write_taxi_spans.py --drifted        # span 5: 2016 paid by "Mobile"
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ __all__ = ["FIRST_YEAR", "SPANS_DIR", "taxi_rows_by_year", "write_span", "main"]
 
 FIRST_YEAR = 2013  # span 1
 SPANS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "taxi_spans")
-DRIFTED_PAYMENT = "Cash"
+DRIFTED_PAYMENT = "Mobile"  # a payment method the taxi data never has: drift 1.0 in `payment_type`
 
 
 def _taxi_csv() -> str:
@@ -48,7 +48,8 @@ def taxi_rows_by_year() -> tuple[list[str], dict[int, list[list[str]]]]:
 
 
 def write_span(folder: str, number: int, header: list[str], rows: list[list[str]]) -> str:
-    """Writes `<folder>/span-<number>/data.csv` whole (a hidden temporary file, then a rename); returns its path."""
+    """Writes `<folder>/span-<number>/data.csv` whole (a hidden temporary file, then a rename); returns its path
+    (relative when under the current folder)."""
     span_dir = os.path.join(folder, f"span-{number}")
     os.makedirs(span_dir, exist_ok=True)
     path = os.path.join(span_dir, "data.csv")
@@ -58,7 +59,7 @@ def write_span(folder: str, number: int, header: list[str], rows: list[list[str]
         writer.writerow(header)
         writer.writerows(rows)
     os.replace(staging, path)
-    return path
+    return os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
 
 
 def main(argv: list[str] | None = None) -> int:

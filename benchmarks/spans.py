@@ -119,7 +119,9 @@ def main() -> None:
     parser.add_argument("--cpus", type=int, default=None, help="run on the first N cores only (CPU affinity)")
     args = parser.parse_args()
     if not 1 <= args.window < args.spans:
-        parser.error(f"--window {args.window}: expected 1 <= window < --spans ({args.spans}), so that a span can arrive")
+        parser.error(
+            f"--window {args.window}: expected 1 <= window < --spans ({args.spans}), so that a span can arrive"
+        )
     cpus = limit_cpus(args.cpus)
     workdir = args.workdir or tempfile.mkdtemp(prefix="bench_spans_")
     log = os.path.join(workdir, "bench.log")

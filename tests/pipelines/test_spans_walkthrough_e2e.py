@@ -10,6 +10,8 @@ ML Metadata which spans each step read.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
 import sys
 
@@ -45,30 +47,56 @@ def spans_read(metadata: str, node: str, after_id: int, until_id: int) -> list[l
     return found
 
 
+SPEC = "pipelines/examples/taxi_spans.yaml"
+WRITE = ".venv/bin/python pipelines/examples/data/write_taxi_spans.py"
+RUN = f".venv/bin/python -m pipelines run {SPEC}"
+# (step, command as docs/spans.md shows it), in the doc's order
+WALK = [
+    ("first", f"{WRITE} 2013 2014 2015"),
+    ("first", f".venv/bin/python -m pipelines validate {SPEC}"),
+    ("first", RUN),
+    ("nothing_new", RUN),
+    ("new_span", f"{WRITE} 2016"),
+    ("new_span", RUN),
+    ("backfill", f"{WRITE} 2013"),
+    ("backfill", f"{RUN} --span 1"),
+    ("drifted", f"{WRITE} --drifted"),
+    ("drifted", RUN),
+    ("history", f".venv/bin/python -m pipelines runs {SPEC}"),
+]
+
+
+def doc_commands() -> list[str]:
+    """The command lines in docs/spans.md's bash blocks, in order."""
+    with open(os.path.join(REPO, "docs", "spans.md"), encoding="utf-8") as handle:
+        blocks = re.findall(r"```bash\n(.*?)```", handle.read(), flags=re.S)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
 @pytest.fixture(scope="module")
 def walkthrough(tmp_path_factory):
     folder = tmp_path_factory.mktemp("spans_walkthrough")
-    with open(os.path.join(EXAMPLES, "taxi_spans.yaml"), encoding="utf-8") as handle:
+    with open(os.path.join(REPO, SPEC), encoding="utf-8") as handle:
         spec = yaml.safe_load(handle)
     spec["pipeline"]["root"] = str(folder / "runs" / "taxi_spans")
     spec["training"].update(train_steps=50, eval_steps=5)
     spec_file = write_spec(folder / "taxi_spans.yaml", spec)  # data.path as shipped: data/taxi_spans/... beside it
     out = str(folder / "data" / "taxi_spans")
     metadata = os.path.join(spec["pipeline"]["root"], "metadata.sqlite")
-    steps: dict[str, tuple[subprocess.CompletedProcess, ...]] = {}
+    steps: dict[str, list[subprocess.CompletedProcess]] = {}
     marks = {"start": 0}
-
-    def step(name: str, *commands: tuple[str, ...]) -> None:
-        steps[name] = tuple(command(*args, cwd=str(folder)) for args in commands)
+    for name, line in WALK:  # the doc's command, on the copy of the spec and with the spans written beside it
+        args = shlex.split(line)[1:]
+        if args[0] == WRITE.split()[1]:
+            args = [SCRIPT, *args[1:], "--out", out]
+        args = [spec_file if arg == SPEC else arg for arg in args]
+        steps.setdefault(name, []).append(command(*args, cwd=str(folder)))
         marks[name] = max_execution_id(metadata)
-
-    run = ("-m", "pipelines", "run", spec_file)
-    step("first", (SCRIPT, "2013", "2014", "2015", "--out", out), ("-m", "pipelines", "validate", spec_file), run)
-    step("nothing_new", run)
-    step("new_span", (SCRIPT, "2016", "--out", out), run)
-    step("backfill", (SCRIPT, "2013", "--out", out), (*run, "--span", "1"))
-    step("drifted", (SCRIPT, "--drifted", "--out", out), run)
     return {"steps": steps, "marks": marks, "metadata": metadata}
+
+
+def test_the_doc_shows_the_commands_this_test_runs():
+    assert doc_commands() == [line for _, line in WALK]
 
 
 def _ok(done: subprocess.CompletedProcess) -> str:
@@ -126,3 +154,14 @@ def test_a_drifted_span_5_stops_the_run_at_data_gate(walkthrough):
     assert "feature `payment_type`: drift between span 5 and span 4 (train) is above the limit" in run.stderr
     states = executions_after(walkthrough["metadata"], walkthrough["marks"]["backfill"])
     assert states["DataGate"] == "FAILED" and "Trainer" not in states and "Pusher" not in states
+
+
+def test_the_history_lists_every_run_newest_first(walkthrough):
+    (history,) = walkthrough["steps"]["history"]
+    lines = _ok(history).strip().splitlines()
+    assert lines[0].split()[:4] == ["RUN", "TOOK", "STATUS", "COMPONENTS"]
+    statuses = [line.split()[2] for line in lines[1:]]
+    assert statuses == ["failed", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded"], history.stdout
+    assert [line.split()[3:5] for line in lines[1:]][1:] == [["2", "ran"], ["11", "ran"], ["11", "ran"]] + [
+        ["2", "ran"]
+    ] * 2

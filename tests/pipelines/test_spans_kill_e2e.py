@@ -57,14 +57,17 @@ def example_gen_executions(metadata: str) -> list[dict]:
 
 
 def live_examples_per_span(metadata: str) -> dict[int, int]:
-    """span -> how many LIVE Examples artifacts ExampleGen published for it, over every run."""
+    """span -> how many distinct LIVE Examples artifacts ExampleGen published for it, over every run (a CACHED
+    execution's output is the artifact of the execution it reuses: counted once)."""
     from ml_metadata.proto import metadata_store_pb2
 
+    store = store_for(metadata)
+    context = store.get_context_by_type_and_name("node", f"{NAME}.ExampleGen")
     counts: dict[int, int] = {}
-    for execution in example_gen_executions(metadata):
-        for span, state in execution["examples"]:
-            if state == metadata_store_pb2.Artifact.LIVE:
-                counts[span] = counts.get(span, 0) + 1
+    for artifact in store.get_artifacts_by_context(context.id):
+        if artifact.type == "Examples" and artifact.state == metadata_store_pb2.Artifact.LIVE:
+            span = artifact.properties["span"].int_value
+            counts[span] = counts.get(span, 0) + 1
     return counts
 
 

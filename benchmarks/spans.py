@@ -1,7 +1,7 @@
 """What a scheduled run costs when one new span arrives, against a first run on the same window of spans.
 
 The taxi CSV is written `--scale` times (`scale.py`'s jittered copies, the same bytes every time, no
-download) and cut into `--spans` spans of consecutive rows, `span-<N>/data.csv`. Our pipeline
+download) and dealt round-robin into `--spans` spans, `span-<N>/data.csv`. Our pipeline
 (`pipelines/examples/taxi_spans.yaml`'s spec, `data.window` = `--window`) then runs twice on one root, each
 in a fresh process: (a) the first run, on spans 1..window (every span ingested, the newest trained on),
 then (b) the run after span window+1 arrives (only that span is ingested and its statistics computed;
@@ -32,24 +32,27 @@ TARGET = 0.4
 
 
 def cut_into_spans(source: str, data_dir: str, spans: int) -> list[str]:
-    """Cuts `source` (a CSV with a header) into `spans` files of consecutive rows, `data_dir/span-<N>/data.csv`
-    (N from 1; the last takes the remainder); returns their paths, oldest first."""
+    """Deals the rows of `source` (a CSV with a header) round-robin into `spans` files,
+    `data_dir/span-<N>/data.csv` (N from 1), so that every span is distributed like the whole (consecutive
+    rows of the taxi CSV are not: halves of it drift apart beyond the example's `data.checks.drift`);
+    returns their paths, oldest first."""
+    paths = [os.path.join(data_dir, f"span-{number}", "data.csv") for number in range(1, spans + 1)]
     with open(source, newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         header = next(reader)
-        rows = list(reader)
-    size = len(rows) // spans
-    paths = []
-    for number in range(1, spans + 1):
-        folder = os.path.join(data_dir, f"span-{number}")
-        os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, "data.csv")
-        part = rows[(number - 1) * size : number * size if number < spans else len(rows)]
-        with open(path, "w", newline="", encoding="utf-8") as target:
-            writer = csv.writer(target)
-            writer.writerow(header)
-            writer.writerows(part)
-        paths.append(path)
+        handles = []
+        for path in paths:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            handles.append(open(path, "w", newline="", encoding="utf-8"))  # noqa: SIM115 - closed below
+        try:
+            writers = [csv.writer(target) for target in handles]
+            for writer in writers:
+                writer.writerow(header)
+            for index, row in enumerate(reader):
+                writers[index % spans].writerow(row)
+        finally:
+            for target in handles:
+                target.close()
     return paths
 
 

@@ -91,7 +91,7 @@ def walkthrough(tmp_path_factory):
             args = [SCRIPT, *args[1:], "--out", out]
         args = [spec_file if arg == SPEC else arg for arg in args]
         steps.setdefault(name, []).append(command(*args, cwd=str(folder)))
-        marks[name] = max_execution_id(metadata)
+        marks[name] = max_execution_id(metadata) if os.path.isfile(metadata) else 0
     return {"steps": steps, "marks": marks, "metadata": metadata}
 
 

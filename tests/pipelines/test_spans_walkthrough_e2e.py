@@ -3,8 +3,9 @@
 One module fixture, the doc's steps in its order on one root (the example's spec with fewer training
 steps): spans 1-3 (2013-2015) are written and run; a second run finds nothing new; span 4 (2016)
 arrives and is the only span read; span 1 is re-delivered and backfilled with `--span 1`; a drifted
-span 5 stops the run at DataGate. Each step's console lines that the doc quotes are asserted, and from
-ML Metadata which spans each step read.
+span 5 stops the run at DataGate; `runs` lists the six runs. The commands are the doc's own (checked
+against its bash blocks), run on a copy of the spec. Each step's console lines that the doc quotes are
+asserted, and from ML Metadata which spans each step read.
 """
 
 from __future__ import annotations

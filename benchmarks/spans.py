@@ -2,7 +2,8 @@
 
 The taxi CSV is written `--scale` times (`scale.py`'s jittered copies, the same bytes every time, no
 download) and dealt round-robin into `--spans` spans, `span-<N>/data.csv`. Our pipeline
-(`pipelines/examples/taxi_spans.yaml`'s spec, `data.window` = `--window`) then runs twice on one root, each
+(`pipelines/examples/taxi_spans.yaml`'s spec, `data.window` = `--window`, no drift check: see
+`write_spec`) then runs twice on one root, each
 in a fresh process: (a) the first run, on spans 1..window (every span ingested, the newest trained on),
 then (b) the run after span window+1 arrives (only that span is ingested and its statistics computed;
 Transform and the Trainer read the newest `window` spans). Printed: wall time and peak RSS of each run's
@@ -94,6 +95,9 @@ def write_spec(root: str, data_dir: str, window: int, settings: list[str]) -> st
     spec["pipeline"]["root"] = os.path.join(root, "run")
     spec["data"]["path"] = os.path.join(data_dir, "span-{SPAN}", "data.csv")
     spec["data"]["window"] = window
+    # No drift check: TFDV's approximate Jensen-Shannon divergence of `trip_miles` between two spans dealt
+    # from the same rows is ~0.7 (its histograms' buckets follow each span's outliers: max 1710 vs 191).
+    spec["data"].get("checks", {}).pop("drift", None)
     spec_file = os.path.join(root, "spec.yaml")
     with open(spec_file, "w", encoding="utf-8") as handle:
         yaml.safe_dump(spec, handle, sort_keys=False)

@@ -1,9 +1,8 @@
 """What a scheduled run costs when one new span arrives, against a first run on the same window of spans.
 
 The taxi CSV is written `--scale` times (`scale.py`'s jittered copies, the same bytes every time, no
-download) and dealt round-robin into `--spans` spans, `span-<N>/data.csv`. Our pipeline
-(`pipelines/examples/taxi_spans.yaml`'s spec, `data.window` = `--window`, no drift check: see
-`write_spec`) then runs twice on one root, each
+download) and cut into `--spans` spans of whole copies, `span-<N>/data.csv`. Our pipeline
+(`pipelines/examples/taxi_spans.yaml`'s spec, `data.window` = `--window`) then runs twice on one root, each
 in a fresh process: (a) the first run, on spans 1..window (every span ingested, the newest trained on),
 then (b) the run after span window+1 arrives (only that span is ingested and its statistics computed;
 Transform and the Trainer read the newest `window` spans). Printed: wall time and peak RSS of each run's
@@ -32,28 +31,28 @@ from scale import REPO, limit_cpus, timed_tree, with_settings, write_scaled_csv 
 TARGET = 0.4
 
 
-def cut_into_spans(source: str, data_dir: str, spans: int) -> list[str]:
-    """Deals the rows of `source` (a CSV with a header) round-robin into `spans` files,
-    `data_dir/span-<N>/data.csv` (N from 1), so that every span is distributed like the whole (consecutive
-    rows of the taxi CSV are not: halves of it drift apart beyond the example's `data.checks.drift`);
-    returns their paths, oldest first."""
-    paths = [os.path.join(data_dir, f"span-{number}", "data.csv") for number in range(1, spans + 1)]
+def cut_into_spans(source: str, data_dir: str, spans: int, copies: int) -> list[str]:
+    """Cuts `source` (a CSV with a header, `copies` copies of the taxi rows one after the other) into `spans`
+    files of whole copies each, `data_dir/span-<N>/data.csv` (N from 1); returns their paths, oldest first.
+
+    Whole copies keep every span distributed like the taxi data: rows dealt otherwise drift apart beyond
+    the example's `data.checks.drift` (TFDV's approximate Jensen-Shannon divergence follows a span's
+    outliers) or leave a missing-value pattern in one split only.
+    """
     with open(source, newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         header = next(reader)
-        handles = []
-        for path in paths:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            handles.append(open(path, "w", newline="", encoding="utf-8"))  # noqa: SIM115 - closed below
-        try:
-            writers = [csv.writer(target) for target in handles]
-            for writer in writers:
-                writer.writerow(header)
-            for index, row in enumerate(reader):
-                writers[index % spans].writerow(row)
-        finally:
-            for target in handles:
-                target.close()
+        rows = list(reader)
+    per_span = len(rows) // copies * (copies // spans)
+    paths = []
+    for number in range(1, spans + 1):
+        path = os.path.join(data_dir, f"span-{number}", "data.csv")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", newline="", encoding="utf-8") as target:
+            writer = csv.writer(target)
+            writer.writerow(header)
+            writer.writerows(rows[(number - 1) * per_span : number * per_span])
+        paths.append(path)
     return paths
 
 
@@ -95,9 +94,6 @@ def write_spec(root: str, data_dir: str, window: int, settings: list[str]) -> st
     spec["pipeline"]["root"] = os.path.join(root, "run")
     spec["data"]["path"] = os.path.join(data_dir, "span-{SPAN}", "data.csv")
     spec["data"]["window"] = window
-    # No drift check: TFDV's approximate Jensen-Shannon divergence of `trip_miles` between two spans dealt
-    # from the same rows is ~0.7 (its histograms' buckets follow each span's outliers: max 1710 vs 191).
-    spec["data"].get("checks", {}).pop("drift", None)
     spec_file = os.path.join(root, "spec.yaml")
     with open(spec_file, "w", encoding="utf-8") as handle:
         yaml.safe_dump(spec, handle, sort_keys=False)
@@ -125,6 +121,11 @@ def main() -> None:
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--cpus", type=int, default=None, help="run on the first N cores only (CPU affinity)")
     args = parser.parse_args()
+    if args.scale % args.spans:
+        parser.error(
+            f"--scale {args.scale} --spans {args.spans}: expected a scale that is a multiple of --spans (each span "
+            f"holds whole copies of the taxi data). Received {args.scale}. Use e.g. --scale {args.spans}."
+        )
     if not 1 <= args.window < args.spans:
         parser.error(
             f"--window {args.window}: expected 1 <= window < --spans ({args.spans}), so that a span can arrive"
@@ -135,7 +136,7 @@ def main() -> None:
     all_rows = os.path.join(workdir, "all", "data.csv")
     rows = write_scaled_csv(all_rows, args.scale)
     staged = os.path.join(workdir, "staged")
-    paths = cut_into_spans(all_rows, staged, args.spans)
+    paths = cut_into_spans(all_rows, staged, args.spans, args.scale)
     os.remove(all_rows)
     span_mb = os.path.getsize(paths[0]) / 2**20
     print(

@@ -51,13 +51,14 @@ def ingested_spans(resolved: ResolvedSpec) -> dict[int, int | None]:
     if not os.path.isfile(resolved.metadata_path):
         return {}
     store = open_metadata(resolved.metadata_path, readonly=True)
-    examples = _live_span_versions(store, f"{resolved.name}.ExampleGen")
-    statistics = _live_span_versions(store, f"{resolved.name}.StatisticsGen")
+    examples = _live_span_versions(store, f"{resolved.name}.ExampleGen", "Examples")
+    statistics = _live_span_versions(store, f"{resolved.name}.StatisticsGen", "ExampleStatistics")
     return {span: version for span, version in examples.items() if span in statistics}
 
 
-def _live_span_versions(store, node: str) -> dict[int, int | None]:
-    """span -> newest version (None without one) of the LIVE artifacts with a `span` that node `node` published."""
+def _live_span_versions(store, node: str, type_name: str) -> dict[int, int | None]:
+    """span -> newest version (None without one) of the LIVE `type_name` artifacts with a `span` in node `node`'s
+    context (its outputs: a node's inputs are in its context too, hence the type)."""
     from ml_metadata.proto import metadata_store_pb2
 
     context = store.get_context_by_type_and_name("node", node)
@@ -65,7 +66,7 @@ def _live_span_versions(store, node: str) -> dict[int, int | None]:
         return {}
     found: dict[int, int | None] = {}
     for artifact in store.get_artifacts_by_context(context.id):
-        if artifact.state != metadata_store_pb2.Artifact.LIVE:
+        if artifact.state != metadata_store_pb2.Artifact.LIVE or artifact.type != type_name:
             continue
         span = _int_property(artifact, "span")
         if span is None:

@@ -60,11 +60,13 @@ def test_a_span_is_ingested_once_its_examples_and_statistics_are_live(resolved):
 
 
 def test_a_span_whose_statistics_a_killed_run_never_wrote_is_ingested_again(resolved):
-    """Killed between ExampleGen and StatisticsGen of an older span: the next run ingests it again (ExampleGen
-    from TFX's cache), so that span gets the statistics the drift check of the next span compares with."""
+    """Killed in StatisticsGen of an older span, after its ExampleGen: the next run ingests it again (ExampleGen
+    from TFX's cache), so that span gets the statistics the drift check of the next span compares with. The
+    killed StatisticsGen's input, span 2's Examples, is in StatisticsGen's context too, as TFX records it."""
     for span in (1, 2):
         publish(resolved, "ExampleGen", "Examples", span)
     publish(resolved, "StatisticsGen", "ExampleStatistics", 1)
+    publish(resolved, "StatisticsGen", "Examples", 2)  # an input in the node's context
 
     plan = plan_spans(resolved, ingested_spans(resolved))
 

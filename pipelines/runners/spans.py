@@ -41,25 +41,49 @@ class SpanPlan:
 
 
 def ingested_spans(resolved: ResolvedSpec) -> dict[int, int | None]:
-    """span -> newest ingested version, from the pipeline's ExampleGen outputs in ML Metadata ({} before a run)."""
+    """span -> newest ingested version, from ML Metadata ({} before a run).
+
+    A span is ingested when ExampleGen published its Examples and StatisticsGen its statistics (LIVE
+    artifacts with the span's `span` property). A run killed between the two left the Examples alone: that
+    span is not counted, so the next run ingests it again, ExampleGen served from TFX's cache (the span's
+    files are not read again) and its statistics computed, which drift checks of later spans compare with.
+    """
     if not os.path.isfile(resolved.metadata_path):
         return {}
+    store = open_metadata(resolved.metadata_path, readonly=True)
+    examples = _live_span_versions(store, f"{resolved.name}.ExampleGen", "Examples")
+    statistics = _live_span_versions(store, f"{resolved.name}.StatisticsGen", "ExampleStatistics")
+    return {span: version for span, version in examples.items() if span in statistics}
+
+
+def _live_span_versions(store, node: str, type_name: str) -> dict[int, int | None]:
+    """span -> newest version (None without one) of the LIVE `type_name` artifacts with a `span` in node `node`'s
+    context (its outputs: a node's inputs are in its context too, hence the type)."""
     from ml_metadata.proto import metadata_store_pb2
 
-    store = open_metadata(resolved.metadata_path, readonly=True)
-    context = store.get_context_by_type_and_name("node", f"{resolved.name}.ExampleGen")
+    context = store.get_context_by_type_and_name("node", node)
     if context is None:
         return {}
     found: dict[int, int | None] = {}
     for artifact in store.get_artifacts_by_context(context.id):
-        properties = artifact.custom_properties
-        if artifact.state != metadata_store_pb2.Artifact.LIVE or "span" not in properties:
+        if artifact.state != metadata_store_pb2.Artifact.LIVE or artifact.type != type_name:
             continue
-        span = properties["span"].int_value
-        version = properties["version"].int_value if "version" in properties else None
+        span = _int_property(artifact, "span")
+        if span is None:
+            continue
+        version = _int_property(artifact, "version")
         if span not in found or (version is not None and (found[span] is None or version > found[span])):
             found[span] = version
     return found
+
+
+def _int_property(artifact, name: str) -> int | None:
+    """The artifact's `name` as ExampleGen's driver records it (a custom property), else its typed property."""
+    if name in artifact.custom_properties:
+        return artifact.custom_properties[name].int_value
+    if name in artifact.properties:
+        return artifact.properties[name].int_value
+    return None
 
 
 def plan_spans(resolved: ResolvedSpec, ingested: dict[int, int | None], backfill: int | None = None) -> SpanPlan:

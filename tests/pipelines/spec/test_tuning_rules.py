@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.spec import load_spec
+from pipelines.load import load_spec
 
 SPACE = {"learning_rate": {"min": 0.0001, "max": 0.01, "sampling": "log"}, "hidden_units": {"choices": [[8], [16, 8]]}}
 

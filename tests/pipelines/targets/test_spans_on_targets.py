@@ -15,7 +15,8 @@ import subprocess
 import pytest
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
-from pipelines.spec import SpecError, load_spec
+from pipelines.load import load_spec
+from pipelines.spec import SpecError
 from pipelines.targets import compile_target
 
 ROOT = "gs://my-bucket/pipelines/spans"

@@ -1,0 +1,180 @@
+"""End to end: the commands of docs/spans.md's walk-through, on `pipelines/examples/taxi_spans.yaml`.
+
+One module fixture, the doc's steps in its order on one root (the example's spec with fewer training
+steps): spans 1-3 (2013-2015) are written and run; a second run finds nothing new; span 4 (2016)
+arrives and is the only span read; span 1 is re-delivered and backfilled with `--span 1`; a drifted
+span 5 stops the run at DataGate; `runs` lists the six runs. The commands are the doc's own (checked
+against its bash blocks), run on a copy of the spec. Each step's console lines that the doc quotes are
+asserted, and from ML Metadata which spans each step read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+import yaml
+from example_runs import EXAMPLES
+from mlmd_queries import executions_after, max_execution_id, store_for
+from taxi_fixtures import REPO, write_spec
+
+pytestmark = pytest.mark.e2e
+
+SCRIPT = os.path.join(EXAMPLES, "data", "write_taxi_spans.py")
+
+
+def command(*args: str, cwd: str) -> subprocess.CompletedProcess:
+    """`python ARGS` in `cwd`, as the doc runs it (`-m pipelines ...` or the span script)."""
+    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, env.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=900)
+
+
+def spans_read(metadata: str, node: str, after_id: int, until_id: int) -> list[list[int]]:
+    """Per execution of `node` in (after_id, until_id]: the sorted `span`s of the Examples it read or wrote."""
+    store = store_for(metadata)
+    context = store.get_context_by_type_and_name("node", f"taxi_spans.{node}")
+    found = []
+    for execution in sorted(store.get_executions_by_context(context.id), key=lambda e: e.id):
+        if not after_id < execution.id <= until_id:
+            continue
+        events = store.get_events_by_execution_ids([execution.id])
+        artifacts = store.get_artifacts_by_id([e.artifact_id for e in events])
+        found.append(sorted(a.properties["span"].int_value for a in artifacts if a.type == "Examples"))
+    return found
+
+
+def nodes_between(metadata: str, after_id: int, until_id: int) -> set[str]:
+    """The node ids of the executions in (after_id, until_id]."""
+    store = store_for(metadata)
+    return {
+        context.name.split(".", 1)[1]
+        for execution in store.get_executions()
+        if after_id < execution.id <= until_id
+        for context in store.get_contexts_by_execution(execution.id)
+        if context.type == "node"
+    }
+
+
+SPEC = "pipelines/examples/taxi_spans.yaml"
+WRITE = ".venv/bin/python pipelines/examples/data/write_taxi_spans.py"
+RUN = f".venv/bin/python -m pipelines run {SPEC}"
+# (step, command as docs/spans.md shows it), in the doc's order
+WALK = [
+    ("first", f"{WRITE} 2013 2014 2015"),
+    ("first", f".venv/bin/python -m pipelines validate {SPEC}"),
+    ("first", RUN),
+    ("nothing_new", RUN),
+    ("new_span", f"{WRITE} 2016"),
+    ("new_span", RUN),
+    ("backfill", f"{WRITE} 2013"),
+    ("backfill", f"{RUN} --span 1"),
+    ("drifted", f"{WRITE} --drifted"),
+    ("drifted", RUN),
+    ("history", f".venv/bin/python -m pipelines runs {SPEC}"),
+]
+
+
+def doc_commands() -> list[str]:
+    """The command lines in docs/spans.md's bash blocks, in order."""
+    with open(os.path.join(REPO, "docs", "spans.md"), encoding="utf-8") as handle:
+        blocks = re.findall(r"```bash\n(.*?)```", handle.read(), flags=re.S)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def walkthrough(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("spans_walkthrough")
+    with open(os.path.join(REPO, SPEC), encoding="utf-8") as handle:
+        spec = yaml.safe_load(handle)
+    spec["pipeline"]["root"] = str(folder / "runs" / "taxi_spans")
+    spec["training"].update(train_steps=50, eval_steps=5)
+    spec_file = write_spec(folder / "taxi_spans.yaml", spec)  # data.path as shipped: data/taxi_spans/... beside it
+    out = str(folder / "data" / "taxi_spans")
+    metadata = os.path.join(spec["pipeline"]["root"], "metadata.sqlite")
+    steps: dict[str, list[subprocess.CompletedProcess]] = {}
+    marks = {"start": 0}
+    for name, line in WALK:  # the doc's command, on the copy of the spec and with the spans written beside it
+        args = shlex.split(line)[1:]
+        if args[0] == WRITE.split()[1]:
+            args = [SCRIPT, *args[1:], "--out", out]
+        args = [spec_file if arg == SPEC else arg for arg in args]
+        steps.setdefault(name, []).append(command(*args, cwd=str(folder)))
+        marks[name] = max_execution_id(metadata) if os.path.isfile(metadata) else 0
+    return {"steps": steps, "marks": marks, "metadata": metadata}
+
+
+def test_the_doc_shows_the_commands_this_test_runs():
+    assert doc_commands() == [line for _, line in WALK]
+
+
+def _ok(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    return done.stdout
+
+
+def test_first_run_writes_three_spans_ingests_two_alone_and_trains_on_all_three(walkthrough):
+    write, validate, run = walkthrough["steps"]["first"]
+    assert "span 3 (2015): 4636 rows -> " in _ok(write)
+    assert "Spans: 3 span(s), newest span 3, oldest span 1; no gaps." in _ok(validate)
+    stdout = _ok(run)
+    assert "Ingesting span 1 (1 file(s))." in stdout and "Ingesting span 2 (1 file(s))." in stdout
+    assert "; span 3, root " in stdout
+    metadata, mark = walkthrough["metadata"], walkthrough["marks"]["first"]
+    assert spans_read(metadata, "ExampleGen", 0, mark) == [[1], [2], [3]]
+    assert spans_read(metadata, "Trainer", 0, mark) == [[1, 2, 3]]
+    assert spans_read(metadata, "Evaluator", 0, mark) == [[3]]
+    assert executions_after(metadata, 0)["Pusher"] == "COMPLETE"
+
+
+def test_a_second_run_with_no_new_span_prints_one_line(walkthrough):
+    (run,) = walkthrough["steps"]["nothing_new"]
+    lines = _ok(run).strip().splitlines()
+    assert len(lines) == 1 and "the newest, span 3, is ingested; nothing to do." in lines[0], run.stdout
+    assert walkthrough["marks"]["nothing_new"] == walkthrough["marks"]["first"]
+
+
+def test_span_4_arrives_and_is_the_only_span_read(walkthrough):
+    write, run = walkthrough["steps"]["new_span"]
+    assert "span 4 (2016): 833 rows -> " in _ok(write)
+    stdout = _ok(run)
+    assert "Ingesting" not in stdout and "; span 4, root " in stdout
+    metadata, marks = walkthrough["metadata"], walkthrough["marks"]
+    assert spans_read(metadata, "ExampleGen", marks["nothing_new"], marks["new_span"]) == [[4]]
+    assert spans_read(metadata, "Trainer", marks["nothing_new"], marks["new_span"]) == [[2, 3, 4]]
+    assert spans_read(metadata, "Evaluator", marks["nothing_new"], marks["new_span"]) == [[4]]
+    assert executions_after(metadata, marks["nothing_new"])["Pusher"] == "COMPLETE"
+
+
+def test_a_redelivered_span_1_is_backfilled_alone(walkthrough):
+    write, run = walkthrough["steps"]["backfill"]
+    assert "span 1 (2013): 4388 rows -> " in _ok(write)
+    assert "Backfilled span 1: later windows read it." in _ok(run)
+    metadata, marks = walkthrough["metadata"], walkthrough["marks"]
+    assert spans_read(metadata, "ExampleGen", marks["new_span"], marks["backfill"]) == [[1]]
+    assert nodes_between(metadata, marks["new_span"], marks["backfill"]) == {"ExampleGen", "StatisticsGen"}
+
+
+def test_a_drifted_span_5_stops_the_run_at_data_gate(walkthrough):
+    write, run = walkthrough["steps"]["drifted"]
+    assert "span 5 (drifted: 2016's rows, payment_type Mobile): 833 rows -> " in _ok(write)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Run failed at DataGate" in run.stderr
+    assert "feature `payment_type`: drift between span 5 and span 4 (train) is above the limit" in run.stderr
+    states = executions_after(walkthrough["metadata"], walkthrough["marks"]["backfill"])
+    assert states["DataGate"] == "FAILED" and "Trainer" not in states and "Pusher" not in states
+
+
+def test_the_history_lists_every_run_newest_first(walkthrough):
+    (history,) = walkthrough["steps"]["history"]
+    lines = _ok(history).strip().splitlines()
+    assert lines[0].split()[:4] == ["RUN", "TOOK", "STATUS", "COMPONENTS"]
+    statuses = [line.split()[2] for line in lines[1:]]
+    assert statuses == ["failed", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded"], history.stdout
+    assert [line.split()[3:5] for line in lines[1:]][1:] == [["2", "ran"], ["11", "ran"], ["11", "ran"]] + [
+        ["2", "ran"]
+    ] * 2

@@ -2,8 +2,9 @@
 
 One module fixture, the doc's steps in its order on one root (the example's spec with fewer training
 steps): spans 1-3 (2013-2015) are written and run; a second run finds nothing new; span 4 (2016)
-arrives and is the only span read; span 1 is re-delivered and backfilled with `--span 1`; a drifted
-span 5 stops the run at DataGate; `runs` lists the six runs. The commands are the doc's own (checked
+arrives and is the only span read; span 1 is re-delivered and backfilled with `--span 1`; `--span 9`
+names the spans there are; a drifted span 5 stops the run at DataGate; `predict` scores span 4 with the
+blessed model; `runs` lists the six runs. The commands are the doc's own (checked
 against its bash blocks), run on a copy of the spec. Each step's console lines that the doc quotes are
 asserted, and from ML Metadata which spans each step read.
 """
@@ -63,6 +64,8 @@ def nodes_between(metadata: str, after_id: int, until_id: int) -> set[str]:
 SPEC = "pipelines/examples/taxi_spans.yaml"
 WRITE = ".venv/bin/python pipelines/examples/data/write_taxi_spans.py"
 RUN = f".venv/bin/python -m pipelines run {SPEC}"
+SPANS_DIR = "pipelines/examples/data/taxi_spans"
+SPAN_4 = f"{SPANS_DIR}/span-4/data.csv"
 # (step, command as docs/spans.md shows it), in the doc's order
 WALK = [
     ("first", f"{WRITE} 2013 2014 2015"),
@@ -73,8 +76,13 @@ WALK = [
     ("new_span", RUN),
     ("backfill", f"{WRITE} 2013"),
     ("backfill", f"{RUN} --span 1"),
+    ("unknown_span", f"{RUN} --span 9"),
     ("drifted", f"{WRITE} --drifted"),
     ("drifted", RUN),
+    (
+        "predict",
+        f".venv/bin/python -m pipelines predict {SPEC} {SPAN_4} --output span4_scores.csv --keep trip_start_timestamp",
+    ),
     ("history", f".venv/bin/python -m pipelines runs {SPEC}"),
 ]
 
@@ -102,10 +110,10 @@ def walkthrough(tmp_path_factory):
         args = shlex.split(line)[1:]
         if args[0] == WRITE.split()[1]:
             args = [SCRIPT, *args[1:], "--out", out]
-        args = [spec_file if arg == SPEC else arg for arg in args]
+        args = [spec_file if arg == SPEC else arg.replace(SPANS_DIR, out) for arg in args]
         steps.setdefault(name, []).append(command(*args, cwd=str(folder)))
         marks[name] = max_execution_id(metadata) if os.path.isfile(metadata) else 0
-    return {"steps": steps, "marks": marks, "metadata": metadata}
+    return {"steps": steps, "marks": marks, "metadata": metadata, "folder": folder}
 
 
 def test_the_doc_shows_the_commands_this_test_runs():
@@ -159,6 +167,14 @@ def test_a_redelivered_span_1_is_backfilled_alone(walkthrough):
     assert nodes_between(metadata, marks["new_span"], marks["backfill"]) == {"ExampleGen", "StatisticsGen"}
 
 
+def test_a_span_that_is_not_there_is_named_with_the_spans_there_are(walkthrough):
+    (run,) = walkthrough["steps"]["unknown_span"]
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "--span 9: data/taxi_spans/span-{SPAN}/data.csv has no such span" in run.stderr
+    assert "(newest: 1, 2, 3, 4)" in run.stderr
+    assert walkthrough["marks"]["unknown_span"] == walkthrough["marks"]["backfill"]  # nothing ran
+
+
 def test_a_drifted_span_5_stops_the_run_at_data_gate(walkthrough):
     write, run = walkthrough["steps"]["drifted"]
     assert "span 5 (drifted: 2016's rows, payment_type Mobile): 833 rows -> " in _ok(write)
@@ -178,3 +194,16 @@ def test_the_history_lists_every_run_newest_first(walkthrough):
     assert [line.split()[3:5] for line in lines[1:]][1:] == [["2", "ran"], ["11", "ran"], ["11", "ran"]] + [
         ["2", "ran"]
     ] * 2
+
+
+def test_predict_scores_span_4_with_the_blessed_model_one_row_per_input_row(walkthrough):
+    import pandas as pd
+
+    (run,) = walkthrough["steps"]["predict"]
+    assert "Scored 833 rows of " in _ok(run), run.stdout
+    scores = pd.read_csv(walkthrough["folder"] / "span4_scores.csv")
+    rows = pd.read_csv(walkthrough["folder"] / "data" / "taxi_spans" / "span-4" / "data.csv")
+    assert len(scores) == len(rows) == 833
+    assert list(scores["trip_start_timestamp"]) == list(rows["trip_start_timestamp"])
+    assert {"label", "probability"} <= set(scores.columns)
+    assert scores["probability"].between(0, 1).all()

@@ -111,7 +111,10 @@ def walkthrough(tmp_path_factory):
         if args[0] == WRITE.split()[1]:
             args = [SCRIPT, *args[1:], "--out", out]
         args = [spec_file if arg == SPEC else arg.replace(SPANS_DIR, out) for arg in args]
-        steps.setdefault(name, []).append(command(*args, cwd=str(folder)))
+        done = command(*args, cwd=str(folder))
+        steps.setdefault(name, []).append(done)
+        with open(folder / "console.txt", "a", encoding="utf-8") as console:  # to read after a failure
+            console.write(f"$ {line}\n{done.stdout}{done.stderr}\n")
         marks[name] = max_execution_id(metadata) if os.path.isfile(metadata) else 0
     return {"steps": steps, "marks": marks, "metadata": metadata, "folder": folder}
 
@@ -188,12 +191,13 @@ def test_a_drifted_span_5_stops_the_run_at_data_gate(walkthrough):
 def test_the_history_lists_every_run_newest_first(walkthrough):
     (history,) = walkthrough["steps"]["history"]
     lines = _ok(history).strip().splitlines()
-    assert lines[0].split()[:4] == ["RUN", "TOOK", "STATUS", "COMPONENTS"]
+    assert lines[0].split()[:7] == ["RUN", "TOOK", "STATUS", "INGESTED", "TRAINED", "ON", "COMPONENTS"]
     statuses = [line.split()[2] for line in lines[1:]]
     assert statuses == ["failed", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded"], history.stdout
-    assert [line.split()[3:5] for line in lines[1:]][1:] == [["2", "ran"], ["11", "ran"], ["11", "ran"]] + [
-        ["2", "ran"]
-    ] * 2
+    ran = [re.search(r" (\d+) ran", line).group(1) for line in lines[1:]]
+    assert ran[1:] == ["2", "11", "11", "2", "2"], history.stdout  # newest first: backfill, span 4, step 1's three
+    # INGESTED and TRAINED ON per run, newest first: the backfill read span 1; span 4's run trained on 2-4.
+    assert [line.split()[3:5] for line in lines[2:4]] == [["1", "-"], ["4", "2-4"]], history.stdout
 
 
 def test_predict_scores_span_4_with_the_blessed_model_one_row_per_input_row(walkthrough):

@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 
 from pipelines import compiler
+from pipelines.beam.dask import check_scheduler_of
 from pipelines.history.records import read_inputs
 from pipelines.load import load_spec, parse_spec
 from pipelines.outcome import fingerprint
@@ -176,6 +177,7 @@ def _run_locked(
         file=stream,
         flush=True,
     )
+    check_scheduler_of(resolved.spec.orchestrator)
     tfx_pipeline = compile(resolved, beam_args)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     log_file = os.path.join(resolved.log_dir, f"run-{stamp}.log")

@@ -35,9 +35,8 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
     Builds every built-in of `pipelines.builtins.BUILTINS` the spec has, in
     order, each from the outputs its wiring names; then the spec's custom steps.
     With `orchestrator.beam` the components' Beam arguments are that runner's, whatever `beam_args` says.
-
-    Raises:
-      DaskUnavailable: `orchestrator.beam` names a Dask scheduler that does not answer or has no workers.
+    Compiling contacts nothing: the paths that run the pipeline check the Dask scheduler first
+    (`pipelines.beam.dask.check_scheduler_of`).
     """
     from tfx.orchestration import metadata, pipeline  # TFX: only when a pipeline is built
 
@@ -55,7 +54,6 @@ def compile_pipeline(resolved: ResolvedSpec, beam_args: tuple[str, ...] = DEFAUL
     components = add_custom_steps(spec, list(built.values()))
     if spec.orchestrator.beam is not None:
         # `orchestrator.beam: {runner: dask}`: every Beam-powered component on the Dask cluster.
-        dask.check_scheduler(spec.orchestrator.beam.address)
         beam_args = dask.component_beam_args(spec.orchestrator)
     own_args = per_component_beam_args(beam_args)
     for component in components:

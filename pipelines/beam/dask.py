@@ -30,6 +30,7 @@ __all__ = [
     "DaskUnavailable",
     "component_beam_args",
     "check_scheduler",
+    "check_scheduler_of",
 ]
 
 RUNNER = "compat.beam.dask_runner.AllSinksDaskRunner"
@@ -93,3 +94,16 @@ def check_scheduler(address: str, timeout: float = 10.0) -> int:
             f"Start them with `dask worker {address} --nthreads 1`."
         )
     return workers
+
+
+def check_scheduler_of(orchestrator) -> None:
+    """With `orchestrator.beam: {runner: dask}`, checks its scheduler (`check_scheduler`); else nothing.
+
+    Called where a pipeline is about to run (the local runner, the Beam target, an Airflow task), never
+    where one is only compiled: compiling a spec contacts no cluster.
+
+    Raises:
+      DaskUnavailable: as `check_scheduler`.
+    """
+    if orchestrator.beam is not None:
+        check_scheduler(orchestrator.beam.address)

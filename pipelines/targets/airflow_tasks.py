@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from compat.tfx import airflow as tfx_airflow
+from pipelines.beam.dask import check_scheduler_of
 from pipelines.compiler import DEFAULT_BEAM_ARGS, compile_pipeline
 from pipelines.load import load_spec
 from pipelines.targets.beam import beam_args
@@ -28,6 +29,7 @@ def _compiled_pipeline(spec_file: str):
 
     resolved = load_spec(spec_file)
     args = beam_args(resolved) if resolved.spec.orchestrator.beam_args else DEFAULT_BEAM_ARGS
+    check_scheduler_of(resolved.spec.orchestrator)  # the task is about to run its component
     return compile_pipeline(resolved, args)
 
 

@@ -54,7 +54,7 @@ from pipelines.beam.args import (
     usable_cores,
     worker_threads,
 )
-from pipelines.beam.dask import component_beam_args
+from pipelines.beam.dask import check_scheduler_of, component_beam_args
 from pipelines.compiler import compile_pipeline
 from pipelines.history.records import read_inputs
 from pipelines.outcome.fingerprint import max_execution_id, run_fingerprint
@@ -228,6 +228,7 @@ def run_beam(resolved: ResolvedSpec, stream: TextIO | None = None) -> dict[str, 
             file=stream,
             flush=True,
         )
+        check_scheduler_of(resolved.spec.orchestrator)
         tfx_pipeline = compile_pipeline(resolved, args)
         before = max_execution_id(resolved.metadata_path)
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -221,6 +221,18 @@ def test_every_beam_component_compiles_onto_the_dask_cluster(dask_cluster, taxi_
         assert f"--dask_client_address={address}" in component.executor_spec.beam_pipeline_args
 
 
+def test_compiling_contacts_no_scheduler(tmp_path, taxi_sample_csv):
+    from pipelines.compiler import compile_pipeline
+
+    address = f"127.0.0.1:{_free_port()}"  # nothing listens there: a contact would raise DaskUnavailable
+    resolved = _load(tmp_path, taxi_sample_csv, {"beam": {"runner": "dask", "address": address}})
+
+    pipeline = compile_pipeline(resolved)
+
+    example_gen = next(c for c in pipeline.components if c.id == "ExampleGen")
+    assert f"--dask_client_address={address}" in example_gen.executor_spec.beam_pipeline_args
+
+
 def test_run_with_no_scheduler_is_one_error_line(tmp_path, taxi_sample_csv):
     port = _free_port()
     spec = taxi_spec(

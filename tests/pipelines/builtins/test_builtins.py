@@ -114,6 +114,8 @@ def test_warm_start_and_predict_add_their_nodes_only_when_enabled(compiled):
     trainer = components["Trainer"]
     assert _wired(trainer)["base_model"] == Ref("WarmStartResolver", "model")
     assert json.loads(trainer.exec_properties["custom_config"])["training"]["warm_start"] is True
+    for component in (default["Trainer"], trainer):  # `warm_start_steps: null` too: the cache keys stay
+        assert "warm_start_steps" not in json.loads(component.exec_properties["custom_config"])["training"]
     from tfx.dsl.components.common.resolver import RESOLVER_STRATEGY_CLASS
 
     from components.resolver.baseline import LatestBlessedBaselineStrategy

@@ -235,6 +235,13 @@ def _export(model, tf_transform_output, config, fn_args, choice: strategy_lib.St
         shutil.rmtree(temporary, ignore_errors=True)
 
 
+def _fresh_model(custom: dict, config, tf_transform_output, options: TrainingOptions, replicas: int, total_steps: int):
+    """`build_compiled_model` with its own `StepTimer` and its optimizer's variables created (in the strategy's scope)."""
+    model = build_compiled_model(custom, config, tf_transform_output, options, replicas, StepTimer(), total_steps)
+    _create_optimizer_variables(model)
+    return model
+
+
 def _schedule(fn_args, options: TrainingOptions, replicas: int, warm: bool) -> tuple[int, int, int | None]:
     """(steps per epoch, epochs, train examples or None): `train_steps` in one epoch (`warm_start_steps` when
     `warm`, the model starting from a blessed one), or whole `epochs`."""
@@ -284,26 +291,22 @@ def run_fn(fn_args) -> None:
         options.global_batch(choice.replicas),
     )
     # With `warm_start_steps`, the steps (and the learning rate's schedule over them) depend on whether the
-    # model starts from the blessed one: planned from whether there is one, rebuilt cold if it does not fit.
+    # model starts from the blessed one: planned from whether there is one, built again cold if it does not fit.
     warm = bool(options.warm_start and options.warm_start_steps and fn_args.base_model)
+    steps_per_epoch, epochs, train_examples = _schedule(fn_args, options, choice.replicas, warm)
     with choice.strategy.scope(), precision.policy_scope(policy):
-        while True:
-            steps_per_epoch, epochs, train_examples = _schedule(fn_args, options, choice.replicas, warm)
-            timer = StepTimer()
-            model = build_compiled_model(
-                custom, config, tf_transform_output, options, choice.replicas, timer, steps_per_epoch * epochs
-            )
-            _create_optimizer_variables(model)
-            # The export's variable list (a plain functional model over the same layers) is what a base model holds.
-            started_from = (
-                warm_start(tf.keras.Model(model.inputs, model.outputs), fn_args.base_model)
-                if options.warm_start
-                else None
-            )
-            if not warm or started_from.source is not None:
-                break
+        model = _fresh_model(custom, config, tf_transform_output, options, choice.replicas, steps_per_epoch * epochs)
+        # The export's variable list (a plain functional model over the same layers) is what a base model holds.
+        started_from = (
+            warm_start(tf.keras.Model(model.inputs, model.outputs), fn_args.base_model) if options.warm_start else None
+        )
+        if warm and started_from.source is None:
             logging.info("Trainer: the model starts cold; training train_steps=%d instead.", fn_args.train_steps)
             warm = False
+            steps_per_epoch, epochs, train_examples = _schedule(fn_args, options, choice.replicas, warm)
+            model = _fresh_model(
+                custom, config, tf_transform_output, options, choice.replicas, steps_per_epoch * epochs
+            )
     log_memory_estimate(model, options.batch_size, options.optimizer, options.gradient_accumulation_steps, choice.gpus)
     exporter = None
     if choice.is_chief and (options.metrics_port is not None or options.pushgateway_url):

@@ -217,12 +217,19 @@ def test_a_drifted_span_5_stops_the_run_at_data_gate(walkthrough):
 def test_the_history_lists_every_run_newest_first(walkthrough):
     (history,) = walkthrough["steps"]["history"]
     lines = _ok(history).strip().splitlines()
-    assert lines[0].split()[:4] == ["RUN", "TOOK", "STATUS", "COMPONENTS"]
-    statuses = [line.split()[2] for line in lines[1:]]
-    assert statuses == ["failed", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded"], history.stdout
-    assert [line.split()[3:5] for line in lines[1:]][1:] == [["2", "ran"], ["12", "ran"], ["12", "ran"]] + [
-        ["2", "ran"]
-    ] * 2
+    assert lines[0].split()[:7] == ["RUN", "TOOK", "STATUS", "INGESTED", "TRAINED", "ON", "COMPONENTS"]
+    rows = [line.split() for line in lines[1:]]  # run, took, status, ingested, trained on, components...
+    assert [row[2] for row in rows] == ["failed", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded"], (
+        history.stdout
+    )
+    assert [row[3:7] for row in rows] == [
+        ["5", "-", "6", "ran,"],  # the drifted span, stopped at DataGate
+        ["1", "-", "2", "ran"],  # the backfill
+        ["4", "2-4", "12", "ran"],
+        ["3", "1-3", "12", "ran"],
+        ["2", "-", "2", "ran"],
+        ["1", "-", "2", "ran"],
+    ], history.stdout
 
 
 def test_predict_scores_span_4_with_the_blessed_model_one_row_per_input_row(walkthrough):

@@ -5,11 +5,14 @@ download) and cut into `--spans` spans of whole copies, `span-<N>/data.csv`. Our
 (`pipelines/examples/taxi_spans.yaml`'s spec, `data.window` = `--window`) then runs twice on one root, each
 in a fresh process: (a) the first run, on spans 1..window (every span ingested, the newest trained on),
 then (b) the run after span window+1 arrives (only that span is ingested and its statistics computed;
-Transform and the Trainer read the newest `window` spans). Printed: wall time and peak RSS of each run's
+Transform and the Trainer read the newest `window` spans; Transform reads the analysis of the older spans
+from the first run's analyzer cache, and the Trainer, warm-started from the first run's blessed model,
+trains `--warm-start-steps` steps). Printed: wall time and peak RSS of each run's
 process tree (sampled every 0.2 s), each component's seconds from ML Metadata (b's own executions; a's
 summed over its ingest passes), and b/a against the target.
 
-    .venv/bin/python benchmarks/spans.py [--scale 100] [--spans 10] [--window 3] [--set KEY=VALUE ...]
+    .venv/bin/python benchmarks/spans.py [--scale 100] [--spans 10] [--window 3] [--warm-start-steps N]
+        [--set KEY=VALUE ...]
 
 Target (issue 34): b <= 0.4x a at --scale 100, peak RSS of b no more than a's.
 """
@@ -87,10 +90,15 @@ def last_execution_id(metadata_path: str) -> int:
     return max((e.id for e in metadata_store.MetadataStore(config).get_executions()), default=0)
 
 
-def write_spec(root: str, data_dir: str, window: int, settings: list[str]) -> str:
-    """The example's spec with its root under `root`, its spans in `data_dir`, `data.window: window`."""
+def write_spec(root: str, data_dir: str, window: int, warm_start_steps: int | None, settings: list[str]) -> str:
+    """The example's spec with its root under `root`, its spans in `data_dir`, `data.window: window`, and
+    `training.warm_start` with `warm_start_steps` (None: train_steps / 4; 0: no warm start)."""
     with open(os.path.join(REPO, "pipelines", "examples", "taxi_spans.yaml"), encoding="utf-8") as handle:
         spec = with_settings(yaml.safe_load(handle), list(settings))
+    if warm_start_steps != 0:  # `--set training.warm_start_steps=N` wins
+        training = spec["training"]
+        training.setdefault("warm_start", True)
+        training.setdefault("warm_start_steps", warm_start_steps or max(1, training["train_steps"] // 4))
     spec["pipeline"]["root"] = os.path.join(root, "run")
     spec["data"]["path"] = os.path.join(data_dir, "span-{SPAN}", "data.csv")
     spec["data"]["window"] = window
@@ -117,6 +125,12 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=100, help="copies of the taxi data (default: %(default)s)")
     parser.add_argument("--spans", type=int, default=10, help="spans the rows are cut into (default: %(default)s)")
     parser.add_argument("--window", type=int, default=3, help="data.window, and the spans of the first run")
+    parser.add_argument(
+        "--warm-start-steps",
+        type=int,
+        default=None,
+        help="training.warm_start_steps of the runs (default: train_steps / 4; 0: no warm start, as shipped)",
+    )
     parser.add_argument("--workdir", default=None, help="keep data and root here (default: a temp folder, removed)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--cpus", type=int, default=None, help="run on the first N cores only (CPU affinity)")
@@ -139,9 +153,10 @@ def main() -> None:
     paths = cut_into_spans(all_rows, staged, args.spans, args.scale)
     os.remove(all_rows)
     span_mb = os.path.getsize(paths[0]) / 2**20
+    warm = "off" if args.warm_start_steps == 0 else (args.warm_start_steps or "train_steps / 4")
     print(
         f"logs: {log}; cpus: {cpus} of {os.cpu_count()}; x{args.scale}: {rows:,} rows in {args.spans} spans of "
-        f"~{span_mb:.0f} MB; window {args.window}; settings: {args.settings or 'as shipped'}",
+        f"~{span_mb:.0f} MB; window {args.window}; warm_start_steps: {warm}; settings: {args.settings or 'none'}",
         flush=True,
     )
     data_dir = os.path.join(workdir, "data")
@@ -154,7 +169,7 @@ def main() -> None:
         arrive(number)
     root = os.path.join(workdir, "root")
     os.makedirs(root, exist_ok=True)
-    spec_file = write_spec(root, data_dir, args.window, args.settings)
+    spec_file = write_spec(root, data_dir, args.window, args.warm_start_steps, args.settings)
     metadata = os.path.join(root, "run", "metadata.sqlite")  # ResolvedSpec.metadata_path
     first = timed_run(spec_file, metadata, log)
     print(_row(f"(a) first run, spans 1-{args.window}", first), flush=True)

@@ -46,6 +46,7 @@ class TrainingOptions:
     metrics_port: Optional[int] = None
     pushgateway_url: Optional[str] = None
     warm_start: bool = False
+    warm_start_steps: Optional[int] = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrainingOptions:
@@ -53,6 +54,10 @@ class TrainingOptions:
         names = {field.name for field in dataclasses.fields(cls)}
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names}
         return cls(**values)
+
+    def steps(self, train_steps: int, warm_started: bool) -> int:
+        """Steps to train: `warm_start_steps` after a warm start (when set), else `train_steps` (TFX's arg)."""
+        return self.warm_start_steps if warm_started and self.warm_start_steps else train_steps
 
     def global_batch(self, replicas: int) -> int:
         """Examples per optimizer step across all replicas."""

@@ -235,10 +235,18 @@ def _export(model, tf_transform_output, config, fn_args, choice: strategy_lib.St
         shutil.rmtree(temporary, ignore_errors=True)
 
 
-def _schedule(fn_args, options: TrainingOptions, replicas: int) -> tuple[int, int, int | None]:
-    """(steps per epoch, epochs, train examples or None): `train_steps` in one epoch, or whole `epochs`."""
+def _fresh_model(custom: dict, config, tf_transform_output, options: TrainingOptions, replicas: int, total_steps: int):
+    """`build_compiled_model` with its own `StepTimer` and its optimizer's variables created (in the strategy's scope)."""
+    model = build_compiled_model(custom, config, tf_transform_output, options, replicas, StepTimer(), total_steps)
+    _create_optimizer_variables(model)
+    return model
+
+
+def _schedule(fn_args, options: TrainingOptions, replicas: int, warm: bool) -> tuple[int, int, int | None]:
+    """(steps per epoch, epochs, train examples or None): `train_steps` in one epoch (`warm_start_steps` when
+    `warm`, the model starting from a blessed one), or whole `epochs`."""
     if not options.epochs:
-        return fn_args.train_steps, 1, None
+        return options.steps(fn_args.train_steps, warm), 1, None
     examples = input_pipeline.count_records(input_pipeline.list_files(fn_args.train_files))
     steps = max(1, math.ceil(examples / options.global_batch(replicas)))
     logging.info(
@@ -282,17 +290,23 @@ def run_fn(fn_args) -> None:
         policy,
         options.global_batch(choice.replicas),
     )
-    steps_per_epoch, epochs, train_examples = _schedule(fn_args, options, choice.replicas)
-    timer = StepTimer()
+    # With `warm_start_steps`, the steps (and the learning rate's schedule over them) depend on whether the
+    # model starts from the blessed one: planned from whether there is one, built again cold if it does not fit.
+    warm = bool(options.warm_start and options.warm_start_steps and fn_args.base_model)
+    steps_per_epoch, epochs, train_examples = _schedule(fn_args, options, choice.replicas, warm)
     with choice.strategy.scope(), precision.policy_scope(policy):
-        model = build_compiled_model(
-            custom, config, tf_transform_output, options, choice.replicas, timer, steps_per_epoch * epochs
-        )
-        _create_optimizer_variables(model)
+        model = _fresh_model(custom, config, tf_transform_output, options, choice.replicas, steps_per_epoch * epochs)
         # The export's variable list (a plain functional model over the same layers) is what a base model holds.
         started_from = (
             warm_start(tf.keras.Model(model.inputs, model.outputs), fn_args.base_model) if options.warm_start else None
         )
+        if warm and started_from.source is None:
+            logging.info("Trainer: the model starts cold; training train_steps=%d instead.", fn_args.train_steps)
+            warm = False
+            steps_per_epoch, epochs, train_examples = _schedule(fn_args, options, choice.replicas, warm)
+            model = _fresh_model(
+                custom, config, tf_transform_output, options, choice.replicas, steps_per_epoch * epochs
+            )
     log_memory_estimate(model, options.batch_size, options.optimizer, options.gradient_accumulation_steps, choice.gpus)
     exporter = None
     if choice.is_chief and (options.metrics_port is not None or options.pushgateway_url):
@@ -339,6 +353,8 @@ def run_fn(fn_args) -> None:
     )
     if started_from is not None:
         report.update(started_from.summary())
+    if warm:
+        report["warm_start_steps"] = options.warm_start_steps
     advice = input_bound_advice(
         report.get("input_wait_fraction") or 0.0,
         plan.materialized,

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import apache_beam as beam
 import pyarrow as pa
+from absl import logging
 from tfx_bsl.tfxio import tf_example_record
 
 from compat import tfx_bsl as compat_tfx_bsl
@@ -27,10 +28,16 @@ from components.common import columnar_copy
 __all__ = ["columnar_source", "from_copy", "is_columnar"]
 
 
-def columnar_source(files: list[str]) -> Callable[[pa.Schema, int | None], beam.PTransform]:
-    """The Beam source of the columnar copy's `files`: record batches as the decoder with the schema gives them."""
+def columnar_source(files: list[str], name: str = "") -> Callable[[pa.Schema, int | None], beam.PTransform]:
+    """The Beam source of the columnar copy's `files`: record batches as the decoder with the schema gives them.
+
+    Building the source logs `Transform reads <name> from the columnar copy`: Transform builds it only
+    for a dataset it reads (not for a span whose analysis its analyzer cache holds).
+    """
 
     def source(schema: pa.Schema, batch_size: int | None) -> beam.PTransform:
+        logging.info("Transform reads %s from the columnar copy of the examples.", name or files)
+
         @beam.typehints.with_output_types(pa.RecordBatch)
         def read(pipeline):
             return (
@@ -102,5 +109,5 @@ def from_copy(tfxio, file_pattern: str):
     if schema is None:
         return None
     return compat_tfx_bsl.example_record_with_source(
-        file_pattern, schema, tfxio.telemetry_descriptors, columnar_source(files)
+        file_pattern, schema, tfxio.telemetry_descriptors, columnar_source(files, file_pattern)
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pipelines.builtins import (
+    analyzer_cache_resolver,
     baseline_resolver,
     bulk_inferrer,
     data_gate,
@@ -54,6 +55,7 @@ __all__ = [
 BUILTINS: tuple[Builtin, ...] = (
     example_gen.BUILTIN,
     warm_start_resolver.BUILTIN,  # no inputs: TFX orders it first among the nodes without upstream
+    analyzer_cache_resolver.BUILTIN,  # after ExampleGen: TFX orders the nodes of one depth by id
     statistics_gen.BUILTIN,
     previous_span_resolver.BUILTIN,
     schema_gen.BUILTIN,

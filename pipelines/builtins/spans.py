@@ -10,12 +10,22 @@ if TYPE_CHECKING:
     from pipelines.spec.models import PipelineSpec
     from pipelines.spec.resolved import ResolvedSpec
 
-__all__ = ["after_example_gen", "span_drift", "training_window", "windowed"]
+__all__ = ["after_example_gen", "caches_analysis", "span_drift", "training_window", "windowed"]
 
 
 def span_drift(spec: PipelineSpec) -> bool:
     """With spans, `data.checks.drift` compares the new span with the previous one, not eval with train."""
     return bool(spec.data.path and has_span_spec(spec.data.path) and spec.data.checks.drift)
+
+
+def caches_analysis(spec: PipelineSpec) -> bool:
+    """With a window of spans, Transform keeps tf.Transform's analyzer cache per span and reads the last run's.
+
+    A window's spans but the newest were analyzed by the previous run: with its cache, only the new span is
+    read. Without a window (one span per run) there is nothing to reuse, and the Transform keeps the cache
+    key it had before the cache existed.
+    """
+    return bool(spec.data.path and has_span_spec(spec.data.path) and spec.data.window > 1)
 
 
 def training_window(resolved: ResolvedSpec) -> int:

@@ -34,12 +34,12 @@ def run_fn_config(compilation: Compilation) -> dict:
     return {
         "transform": compilation.config.to_dict(),
         "model": dataclasses.asdict(spec.model),
-        # Without the module-file keys (None here) and `warm_start: false`: runs keep the cache key they had
-        # before those keys existed.
+        # Without the module-file keys (None here), `warm_start: false` and `warm_start_steps: null`: runs
+        # keep the cache key they had before those keys existed.
         "training": {
             k: v
             for k, v in dataclasses.asdict(spec.training).items()
-            if k not in ("module_file", "custom_config") and (k != "warm_start" or v)
+            if k not in ("module_file", "custom_config") and (k not in ("warm_start", "warm_start_steps") or v)
         },
         "materialized": spec.transform.materialize,
         "metrics": list(spec.evaluation.metrics),

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from components.transform.config import TransformConfig
 from pipelines.builtins.record import Builtin, Compilation
-from pipelines.builtins.spans import after_example_gen, windowed
+from pipelines.builtins.spans import after_example_gen, caches_analysis, windowed
 from pipelines.graph.model import Port
 from pipelines.spec.label_values import label_classes
 
@@ -64,6 +64,12 @@ def _transform_code(compilation: Compilation) -> dict:
     return {"module_file": module_file, "disable_statistics": not defines(module_file, "stats_options_updater_fn")}
 
 
+def _absent_outputs(spec) -> tuple[str, ...]:
+    """`transformed_examples` without `transform.materialize`; the analyzer cache without a window of spans."""
+    absent = () if writes_transformed_examples(spec) else ("transformed_examples",)
+    return absent + (() if caches_analysis(spec) else ("updated_analyzer_cache",))
+
+
 def _build(compilation: Compilation, inputs: dict):
     from components.transform.component import Transform  # TFX: only when a pipeline is built
 
@@ -75,10 +81,11 @@ def _build(compilation: Compilation, inputs: dict):
         **{**inputs, "examples": windowed(examples, resolved)},
         **_transform_code(compilation),
         materialize=writes_transformed_examples(spec),
-        # Pre/post-transform statistics and the analyzer cache (for incremental
-        # analysis over new spans) each cost seconds per run; reruns are served
-        # by TFX's execution cache instead.
-        disable_analyzer_cache=True,
+        # The analyzer cache costs seconds per run (each dataset analyzed apart,
+        # the cache written); it pays only with a window of spans, where the
+        # previous run's cache holds every span of the window but the new one.
+        # Elsewhere reruns are served by TFX's execution cache.
+        disable_analyzer_cache=not caches_analysis(spec),
         force_tf_compat_v1=spec.transform.graph_mode_v1(),
     )
     return after_example_gen(transform, examples, resolved)
@@ -88,10 +95,17 @@ BUILTIN = Builtin(
     id="Transform",
     configured_by="features, label, transform",
     inputs={"examples": Port("Examples"), "schema": Port("Schema"), "analyzer_cache": Port("TransformCache", True)},
-    # The analyzer cache is off; `transformed_examples` exists with `transform.materialize: true` only.
-    outputs={"transform_graph": "TransformGraph", "transformed_examples": "Examples"},
-    wiring=lambda spec: {"examples": "ExampleGen.examples", "schema": "SchemaGen.schema"},
+    outputs={
+        "transform_graph": "TransformGraph",
+        "transformed_examples": "Examples",
+        "updated_analyzer_cache": "TransformCache",
+    },
+    wiring=lambda spec: {
+        "examples": "ExampleGen.examples",
+        "schema": "SchemaGen.schema",
+        **({"analyzer_cache": "AnalyzerCacheResolver.cache"} if caches_analysis(spec) else {}),
+    },
     build=_build,
-    absent_outputs=lambda spec: () if writes_transformed_examples(spec) else ("transformed_examples",),
+    absent_outputs=_absent_outputs,
     waits_for=("DataGate",),
 )

@@ -24,6 +24,7 @@ UPPER_BOUNDS: dict[str, tuple[int, str]] = {
     "gradient_accumulation_steps": (65_536, "65,536 micro-batches"),
     "cache_budget_mb": (1_048_576, "1 TiB"),
     "checkpoint_every_steps": (1_000_000_000, "a billion steps"),
+    "warm_start_steps": (1_000_000_000, "a billion steps"),
 }
 
 

@@ -50,6 +50,11 @@ class TrainingSpec:
     vocabulary sizes), else it warns and trains from scratch; the run summary
     says which (`warm_started_from`, or `cold_start` with the reason). The
     Trainer then reruns whenever a newer model is blessed.
+    `warm_start_steps` (with `warm_start: true`; null: `train_steps`) is how
+    many steps a warm-started Trainer trains: a model that starts from the
+    last blessed one needs fewer than a cold start (a window of spans moved
+    by one span). A cold start (a first run, another architecture) still
+    trains `train_steps`.
     `module_file: path.py` is a TFX module file used unchanged: TFX's Trainer
     calls its `run_fn(fn_args)` with `train_steps`, `eval_steps` and
     `custom_config` (as `fn_args.custom_config`); the model must export its
@@ -81,8 +86,30 @@ class TrainingSpec:
     metrics_port: Optional[int] = None
     pushgateway_url: Optional[str] = None
     warm_start: bool = False
+    warm_start_steps: Optional[int] = None
     module_file: Optional[str] = None
     custom_config: Optional[dict[str, Any]] = None
+
+    def _check_warm_start_steps(self) -> None:
+        steps = self.warm_start_steps
+        if steps is None:
+            return
+        if steps < 1:
+            raise ValueError(
+                f"`warm_start_steps` must be at least 1. Received: warm_start_steps={steps}. Write "
+                "`warm_start_steps: null` to train `train_steps` steps after a warm start too."
+            )
+        if not self.warm_start:
+            raise ValueError(
+                f"`warm_start_steps` is the steps a warm-started Trainer trains, and `warm_start` is off. Expected "
+                f"`warm_start: true` with it. Received: warm_start_steps={steps}, warm_start=false. Add "
+                "`warm_start: true`, or remove `warm_start_steps`."
+            )
+        if self.epochs is not None:
+            raise ValueError(
+                f"`warm_start_steps` counts steps, and `epochs` trains whole epochs instead of steps. Received: "
+                f"warm_start_steps={steps}, epochs={self.epochs}. Remove one of them."
+            )
 
     def __post_init__(self):
         for name in ("train_steps", "eval_steps", "batch_size", "steps_per_execution", "gradient_accumulation_steps"):
@@ -95,6 +122,7 @@ class TrainingSpec:
                 f"`epochs` must be at least 1. Received: epochs={self.epochs}. Write `epochs: null` to train "
                 "for `train_steps` steps instead."
             )
+        self._check_warm_start_steps()
         check_upper_bounds(self, "training")
         check_finite({"learning_rate": self.learning_rate})
         if self.learning_rate <= 0:

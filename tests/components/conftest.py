@@ -18,13 +18,10 @@ from components.example_gen import csv_executor
 from pipelines.compiler import DEFAULT_BEAM_ARGS
 
 
-@pytest.fixture(scope="session")
-def fast_taxi_examples(tmp_path_factory) -> standard_artifacts.Examples:
-    """The taxi CSV through our ExampleGen executor (fast path: examples and their columnar copy)."""
-    root = tmp_path_factory.mktemp("example_gen")
+def _fast_examples(root, csv_text: str) -> standard_artifacts.Examples:
+    """`csv_text` through our ExampleGen executor under `root` (fast path: examples and their columnar copy)."""
     os.makedirs(root / "data")
-    with open(TAXI_CSV, encoding="utf-8") as source, open(root / "data" / "data.csv", "w", encoding="utf-8") as out:
-        out.write(source.read())
+    (root / "data" / "data.csv").write_text(csv_text, encoding="utf-8")
     examples = standard_artifacts.Examples()
     examples.uri = str(root / "examples")
     output = example_gen_pb2.Output(
@@ -47,6 +44,28 @@ def fast_taxi_examples(tmp_path_factory) -> standard_artifacts.Examples:
     csv_executor.Executor(context).Do({}, {standard_component_specs.EXAMPLES_KEY: [examples]}, exec_properties)
     assert columnar_copy.split_files(examples.uri, "train"), "the fast path wrote no columnar copy"
     return examples
+
+
+@pytest.fixture(scope="session")
+def fast_taxi_examples(tmp_path_factory) -> standard_artifacts.Examples:
+    """The taxi CSV through our ExampleGen executor (fast path: examples and their columnar copy)."""
+    with open(TAXI_CSV, encoding="utf-8") as source:
+        return _fast_examples(tmp_path_factory.mktemp("example_gen"), source.read())
+
+
+@pytest.fixture(scope="session")
+def taxi_span_examples(tmp_path_factory) -> list[standard_artifacts.Examples]:
+    """The taxi CSV's rows cut into three consecutive parts, each through our ExampleGen: spans 1, 2 and 3."""
+    with open(TAXI_CSV, encoding="utf-8") as source:
+        header, *rows = source.readlines()
+    third = len(rows) // 3
+    parts = [rows[:third], rows[third : 2 * third], rows[2 * third :]]
+    spans = []
+    for number, part in enumerate(parts, 1):
+        examples = _fast_examples(tmp_path_factory.mktemp(f"span_{number}"), header + "".join(part))
+        examples.span = number  # as ExampleGen stamps a span's Examples
+        spans.append(examples)
+    return spans
 
 
 @pytest.fixture

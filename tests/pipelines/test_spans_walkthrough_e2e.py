@@ -2,7 +2,8 @@
 
 One module fixture, the doc's steps in its order on one root (the example's spec with fewer training
 steps): spans 1-3 (2013-2015) are written and run; a second run finds nothing new; span 4 (2016)
-arrives and is the only span read; span 1 is re-delivered and backfilled with `--span 1`; `--span 9`
+arrives and is the only span read (Transform too: the analysis of spans 2-3 comes from the first run's
+analyzer cache); span 1 is re-delivered and backfilled with `--span 1`; `--span 9`
 names the spans there are; a drifted span 5 stops the run at DataGate; `predict` scores span 4 with the
 blessed model; `runs` lists the six runs. The commands are the doc's own (checked
 against its bash blocks), run on a copy of the spec. Each step's console lines that the doc quotes are
@@ -161,6 +162,34 @@ def test_span_4_arrives_and_is_the_only_span_read(walkthrough):
     assert executions_after(metadata, marks["nothing_new"])["Pusher"] == "COMPLETE"
 
 
+def transform_reads(metadata: str, done: subprocess.CompletedProcess) -> list[int]:
+    """The spans whose examples a run's Transform read, from the run's log (`Full log: ...`), sorted."""
+    log_file = re.search(r"Full log: (\S+)", done.stdout).group(1)
+    with open(log_file, encoding="utf-8") as handle:
+        read = re.findall(r"Transform reads (\S+)/Split-train/", handle.read())
+    spans = {a.uri: a.properties["span"].int_value for a in store_for(metadata).get_artifacts_by_type("Examples")}
+    return sorted(spans[uri] for uri in read)
+
+
+def test_span_4_s_transform_reads_span_4_alone_and_the_analysis_of_spans_2_3_from_the_cache(walkthrough):
+    metadata, marks = walkthrough["metadata"], walkthrough["marks"]
+    first, new_span = walkthrough["steps"]["first"][-1], walkthrough["steps"]["new_span"][-1]  # the two runs
+    assert transform_reads(metadata, first) == [1, 2, 3]
+    assert transform_reads(metadata, new_span) == [4]
+    # The cache it read is the one the first run's Transform wrote (over spans 1-3).
+    store = store_for(metadata)
+    context = store.get_context_by_type_and_name("node", "taxi_spans.Transform")
+    first_run, new_run = sorted(store.get_executions_by_context(context.id), key=lambda e: e.id)[:2]
+    assert first_run.id <= marks["first"] < new_run.id <= marks["new_span"]
+    caches = {a.id: a for a in store.get_artifacts_by_type("TransformCache")}
+    events = store.get_events_by_execution_ids([first_run.id, new_run.id])
+    written = [e.artifact_id for e in events if e.execution_id == first_run.id and e.artifact_id in caches]
+    read = [
+        e.artifact_id for e in events if e.execution_id == new_run.id and e.type == e.INPUT and e.artifact_id in caches
+    ]
+    assert read == written and caches[read[0]].custom_properties["span"].int_value == 3
+
+
 def test_a_redelivered_span_1_is_backfilled_alone(walkthrough):
     write, run = walkthrough["steps"]["backfill"]
     assert "span 1 (2013): 4388 rows -> " in _ok(write)
@@ -192,12 +221,18 @@ def test_the_history_lists_every_run_newest_first(walkthrough):
     (history,) = walkthrough["steps"]["history"]
     lines = _ok(history).strip().splitlines()
     assert lines[0].split()[:7] == ["RUN", "TOOK", "STATUS", "INGESTED", "TRAINED", "ON", "COMPONENTS"]
-    statuses = [line.split()[2] for line in lines[1:]]
-    assert statuses == ["failed", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded"], history.stdout
-    ran = [re.search(r" (\d+) ran", line).group(1) for line in lines[1:]]
-    assert ran[1:] == ["2", "11", "11", "2", "2"], history.stdout  # newest first: backfill, span 4, step 1's three
-    # INGESTED and TRAINED ON per run, newest first: the backfill read span 1; span 4's run trained on 2-4.
-    assert [line.split()[3:5] for line in lines[2:4]] == [["1", "-"], ["4", "2-4"]], history.stdout
+    rows = [line.split() for line in lines[1:]]  # run, took, status, ingested, trained on, components...
+    assert [row[2] for row in rows] == ["failed", "succeeded", "succeeded", "succeeded", "succeeded", "succeeded"], (
+        history.stdout
+    )
+    assert [row[3:7] for row in rows] == [
+        ["5", "-", "6", "ran,"],  # the drifted span, stopped at DataGate
+        ["1", "-", "2", "ran"],  # the backfill
+        ["4", "2-4", "12", "ran"],
+        ["3", "1-3", "12", "ran"],
+        ["2", "-", "2", "ran"],
+        ["1", "-", "2", "ran"],
+    ], history.stdout
 
 
 def test_predict_scores_span_4_with_the_blessed_model_one_row_per_input_row(walkthrough):

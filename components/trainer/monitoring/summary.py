@@ -11,7 +11,8 @@ optimizer's, after `scale_learning_rate`), `gradient_accumulation_steps`,
 `peak_gpu_memory_bytes` (None on CPU), `accelerator_hours` (GPUs x wall hours
 of the Trainer; 0 on CPU), `final` (last value of each Keras metric).
 With `training.warm_start`: `warm_started_from` (the base model's path, or
-None) and, when it started cold, `cold_start` (why).
+None) and, when it started cold, `cold_start` (why); `warm_start_steps` when
+it started warm and trained those steps instead of `train_steps`.
 """
 
 from __future__ import annotations

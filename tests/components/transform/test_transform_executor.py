@@ -4,12 +4,15 @@ TFX's executor and ours run tf.Transform (a vocabulary, a z-score and
 quantile buckets) on the same taxi Examples artifact, written by our
 ExampleGen's fast path; the graphs are then compared on the same raw rows.
 Ours also runs on a copy of the artifact without its TFRecords, which only
-works if the columnar copy is what it reads.
+works if the columnar copy is what it reads. With tf.Transform's analyzer
+cache, a window of spans moved by one span reads only the new span and gives
+the graph a Transform without the cache gives.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 
 import numpy as np
@@ -53,19 +56,30 @@ def schema_artifact(fast_taxi_examples, tmp_path_factory) -> standard_artifacts.
     return artifact
 
 
-def _transform(executor_class, examples, schema, root) -> tft.TFTransformOutput:
+def _transform(executor_class, examples, schema, root, cache_in=None, cache_out=None) -> tft.TFTransformOutput:
+    """Transform of `examples` (one artifact, or a list: spans) into `root`; with `cache_out`, tf.Transform's
+    analyzer cache is written there, and read from `cache_in`, as TFX's Transform with the cache on does."""
     graph = standard_artifacts.TransformGraph()
     graph.uri = str(root / "transform_graph")
     context = base_beam_executor.BaseBeamExecutor.Context(
         beam_pipeline_args=list(DEFAULT_BEAM_ARGS), tmp_dir=str(root / ".tmp"), unique_id="1"
     )
+    inputs = {
+        standard_component_specs.EXAMPLES_KEY: examples if isinstance(examples, list) else [examples],
+        standard_component_specs.SCHEMA_KEY: [schema],
+        **({standard_component_specs.ANALYZER_CACHE_KEY: [cache_in]} if cache_in else {}),
+    }
+    outputs = {
+        standard_component_specs.TRANSFORM_GRAPH_KEY: [graph],
+        **({standard_component_specs.UPDATED_ANALYZER_CACHE_KEY: [cache_out]} if cache_out else {}),
+    }
     executor_class(context).Do(
-        {standard_component_specs.EXAMPLES_KEY: [examples], standard_component_specs.SCHEMA_KEY: [schema]},
-        {standard_component_specs.TRANSFORM_GRAPH_KEY: [graph]},
+        inputs,
+        outputs,
         {
             standard_component_specs.PREPROCESSING_FN_KEY: f"{__name__}.preprocessing_fn",
             standard_component_specs.DISABLE_STATISTICS_KEY: True,
-            "disable_analyzer_cache": True,
+            "disable_analyzer_cache": cache_out is None,
             "force_tf_compat_v1": False,
             standard_component_specs.SPLITS_CONFIG_KEY: json.dumps({"analyze": ["train"]}),
         },
@@ -105,3 +119,51 @@ def test_tfx_executor_is_restored_after_a_run(fast_taxi_examples, schema_artifac
     original = tfx_executor.TransformProcessor
     _transform(Executor, fast_taxi_examples, schema_artifact, tmp_path)
     assert tfx_executor.TransformProcessor is original
+
+
+def _cache(uri) -> standard_artifacts.TransformCache:
+    cache = standard_artifacts.TransformCache()
+    cache.uri = str(uri)
+    return cache
+
+
+def _reads(caplog) -> list[str]:
+    """The Examples folders whose train split Transform read, from its log; then clears the log."""
+    prefix = "Transform reads "
+    read = [
+        record.getMessage()[len(prefix) :].split("/Split-train")[0]
+        for record in caplog.records
+        if record.getMessage().startswith(prefix)
+    ]
+    caplog.clear()
+    caplog.set_level(logging.INFO, logger="absl")  # a Transform leaves absl's logger at WARNING
+    return read
+
+
+def test_a_window_moved_by_one_span_reads_only_the_new_span_and_gives_the_graph_without_the_cache(
+    taxi_span_examples, schema_artifact, tmp_path, caplog
+):
+    _reads(caplog)
+    span_1, span_2, span_3 = taxi_span_examples
+    first_cache = _cache(tmp_path / "cache_1")
+    first = _transform(Executor, [span_1, span_2], schema_artifact, tmp_path / "first", cache_out=first_cache)
+    assert sorted(_reads(caplog)) == [span_1.uri, span_2.uri]
+
+    # The window moves to spans 2-3: span 2's analysis comes from the first run's cache.
+    moved_cache = _cache(tmp_path / "cache_2")
+    cached = _transform(Executor, [span_2, span_3], schema_artifact, tmp_path / "moved", first_cache, moved_cache)
+    assert _reads(caplog) == [span_3.uri]
+    assert len(os.listdir(moved_cache.uri)) == 2  # the window's two spans, for the run after
+    # Stamped with the window's newest span: the resolver picks it for the window after (span 4), not for span 3.
+    assert first_cache.get_int_custom_property("span") == 2 and moved_cache.get_int_custom_property("span") == 3
+
+    fresh = _transform(Executor, [span_2, span_3], schema_artifact, tmp_path / "fresh")
+    assert sorted(_reads(caplog)) == [span_2.uri, span_3.uri]
+    vocabulary = "vocab_compute_and_apply_vocabulary_vocabulary"
+    assert cached.vocabulary_by_name(vocabulary) == fresh.vocabulary_by_name(vocabulary)
+    with_cache, without = _apply(cached), _apply(fresh)
+    np.testing.assert_array_equal(with_cache["company_id"], without["company_id"])
+    np.testing.assert_allclose(with_cache["fare_z"], without["fare_z"], rtol=1e-5)
+    np.testing.assert_array_equal(with_cache["miles_bucket"], without["miles_bucket"])
+    # The spans differ: the window over spans 1-2 gives other values (so the comparison can fail).
+    assert not np.allclose(_apply(first)["fare_z"], without["fare_z"])

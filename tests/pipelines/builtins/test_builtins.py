@@ -63,7 +63,7 @@ def test_every_factory_wires_what_its_record_says(compiled, variant):
     nodes = builtin_nodes(resolved.spec)
     assert list(components) == list(nodes)  # the same nodes, in the table's order
     for node_id, component in components.items():
-        if node_id != "BaselineResolver":  # its candidate is wrapped by the resolver
+        if node_id not in ("BaselineResolver", "AnalyzerCacheResolver"):  # their inputs are wrapped by the resolver
             assert _wired(component) == nodes[node_id].wiring, node_id
         outputs = {name: channel.type.TYPE_NAME for name, channel in component.outputs.items()}
         assert outputs == nodes[node_id].outputs, node_id
@@ -97,8 +97,9 @@ def test_module_files_go_to_tfx_transform_and_trainer_unchanged_with_custom_conf
 def test_the_deployer_is_in_the_pipeline_only_with_deploy_enabled(compiled):
     assert "Deployer" not in compiled["default"][1]
     # Every built-in but the previous span's statistics (only a spec with spans and drift has it), the warm
-    # start's resolver, the BulkInferrer and the Tuner (only a spec with `tuning:`).
-    optional = {"PreviousSpanResolver", "WarmStartResolver", "BulkInferrer", "Tuner"}
+    # start's resolver, the analyzer cache's (only a spec with a window of spans), the BulkInferrer and the Tuner
+    # (only a spec with `tuning:`).
+    optional = {"PreviousSpanResolver", "WarmStartResolver", "AnalyzerCacheResolver", "BulkInferrer", "Tuner"}
     assert list(compiled["deploy"][1]) == [node for node in COMPONENT_ORDER if node not in optional]
 
 
@@ -113,6 +114,8 @@ def test_warm_start_and_predict_add_their_nodes_only_when_enabled(compiled):
     trainer = components["Trainer"]
     assert _wired(trainer)["base_model"] == Ref("WarmStartResolver", "model")
     assert json.loads(trainer.exec_properties["custom_config"])["training"]["warm_start"] is True
+    for component in (default["Trainer"], trainer):  # `warm_start_steps: null` too: the cache keys stay
+        assert "warm_start_steps" not in json.loads(component.exec_properties["custom_config"])["training"]
     from tfx.dsl.components.common.resolver import RESOLVER_STRATEGY_CLASS
 
     from components.resolver.baseline import LatestBlessedBaselineStrategy
@@ -167,13 +170,32 @@ def test_spans_with_drift_and_a_window_add_the_previous_span_resolver_and_read_a
     components = {c.id: c for c in compile_pipeline(resolved).components}
     nodes = builtin_nodes(resolved.spec)
     assert list(components) == list(nodes)
-    assert list(components)[:3] == ["ExampleGen", "StatisticsGen", "PreviousSpanResolver"]
+    assert list(components)[:4] == ["ExampleGen", "AnalyzerCacheResolver", "StatisticsGen", "PreviousSpanResolver"]
     assert {node.id for node in components["PreviousSpanResolver"].upstream_nodes} == {"StatisticsGen"}
     assert _wired(components["DataGate"])["previous_statistics"] == Ref("PreviousSpanResolver", "statistics")
     assert components["DataGate"].exec_properties["drift"] == 0.0  # drift is between spans, not eval vs train
     for node_id in ("Transform", "Trainer"):  # a window over every run's ExampleGen outputs, after ExampleGen
         assert "examples" not in _wired(components[node_id]), node_id
         assert "ExampleGen" in {node.id for node in components[node_id].upstream_nodes}, node_id
+    # The window's spans but the newest were analyzed by the last run: Transform reads that run's analyzer cache.
+    from tfx.dsl.components.common.resolver import RESOLVER_STRATEGY_CLASS
+
+    from components.resolver.analyzer_cache import EarlierWindowCacheStrategy
+
+    transform, resolver = components["Transform"], components["AnalyzerCacheResolver"]
+    assert _wired(transform)["analyzer_cache"] == Ref("AnalyzerCacheResolver", "cache")
+    assert transform.outputs["updated_analyzer_cache"].type.TYPE_NAME == "TransformCache"
+    assert resolver.exec_properties[RESOLVER_STRATEGY_CLASS] is EarlierWindowCacheStrategy
+    every_run, examples = resolver.raw_inputs["cache"], resolver.raw_inputs["examples"]
+    assert (every_run.producer_component_id, every_run.output_key) == ("Transform", "updated_analyzer_cache")
+    assert examples is components["ExampleGen"].outputs["examples"]  # this run's span
+    assert {node.id for node in resolver.upstream_nodes} == {"ExampleGen"}
+
+
+def test_without_a_window_transform_keeps_no_analyzer_cache(compiled):
+    transform = compiled["default"][1]["Transform"]
+    assert "updated_analyzer_cache" not in transform.outputs and "analyzer_cache" not in _wired(transform)
+    assert "AnalyzerCacheResolver" not in compiled["default"][1]
 
 
 def test_control_edges_are_the_upstream_nodes_the_compiler_adds(compiled):

@@ -61,6 +61,13 @@ def rule_data(ctx) -> Iterator[SpecProblem]:
             ctx.resolved = dataclasses.replace(ctx.resolved, spans=spans, data_files=tuple(files))
         else:
             files, data_format = list_data_files(ctx.resolved.data_path, ctx.spec.data.format)
+        if ctx.spec.data.flatten and data_format not in FORMATS:
+            yield ctx.problem(
+                "data.flatten",
+                f"`flatten` reads struct columns of Parquet, Avro or JSON Lines files. Received: {files[0]}, read "
+                f"as {data_format}, whose columns are flat. Remove `flatten`, or set `data.format`.",
+            )
+            return
         if data_format == "csv":
             data = ctx.spec.data
             ctx.profile = profile_csv(
@@ -80,6 +87,7 @@ def rule_data(ctx) -> Iterator[SpecProblem]:
                 data.checks.non_finite,
                 keep_columns=data_rules.label_columns(ctx.spec),
                 columns=data_rules.columns_used(ctx.spec, ctx.resolved.schema_path),
+                flatten=data.flatten,
             )
         elif data_format == "image_folder":
             ctx.profile = profile_image_folder(files[0])

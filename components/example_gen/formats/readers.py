@@ -10,8 +10,8 @@ that uses one, and the batches leave them out. With `flatten` (the spec's
 `data.flatten`) a struct column (an Avro record) is read as one column per
 leaf field, named `parent__child` (`flat_name`; nested structs repeat it:
 `a__b__c`), a null struct making its leaves null. The separator is `__`,
-not pyarrow's `.` (`Table.flatten`): a SavedModel signature renames an input
-`a.b` to `a_b`, and the label expression's terms are identifiers.
+not pyarrow's `.` (`Table.flatten`): label and derived-feature expressions
+name columns as Python identifiers, where `a.b` would be an attribute.
 
 `as_text` turns a batch into the string cells `fast_csv.write_batch` takes, so
 these formats share CSV's split hash (of the cells' text: stable across runs

@@ -45,6 +45,12 @@ def _not_found_hint(name: str, columns) -> str:
             "`skip_initial_space: true` under `data:` (each cell's leading spaces are dropped, names and values "
             "alike); otherwise write the name with its spaces, quoted, in the spec."
         )
+    parent = name.split("__")[0]
+    if parent != name and parent in columns:
+        hint += (
+            f" `{parent}` is a column of its own: if it is a struct, add `flatten: true` under `data:` to read its "
+            f"fields as columns `{parent}__<field>`."
+        )
     return hint
 
 

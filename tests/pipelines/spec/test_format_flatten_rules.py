@@ -59,6 +59,17 @@ def test_without_flatten_a_feature_on_the_struct_is_refused_naming_the_fix(tmp_p
     assert "(`trip__miles`, `trip__company`, a nested struct's fields `a__b__c`)" in problem.message
 
 
+def test_without_flatten_a_feature_on_a_leaf_is_not_in_the_data_with_the_fix(tmp_path, make_spec, spec_problems):
+    _write(tmp_path)
+    spec = make_spec({"data.path": "trips.parquet", "features": FEATURES})
+    problems = {p.path: p.message for p in spec_problems(spec)}
+    assert problems["features.trip__miles"].startswith("column `trip__miles` is not in the data")
+    assert (
+        "`trip` is a column of its own: if it is a struct, add `flatten: true` under `data:`"
+        in (problems["features.trip__miles"])
+    )
+
+
 def test_with_flatten_a_list_column_stays_refused_saying_structs_only(tmp_path, make_spec, spec_problems):
     _write(tmp_path)
     spec = make_spec(

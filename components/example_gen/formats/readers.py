@@ -9,9 +9,7 @@ are never read: `nested_columns` names them so that `validate` refuses a spec
 that uses one, and the batches leave them out. With `flatten` (the spec's
 `data.flatten`) a struct column (an Avro record) is read as one column per
 leaf field, named `parent__child` (`flat_name`; nested structs repeat it:
-`a__b__c`), a null struct making its leaves null. The separator is `__`,
-not pyarrow's `.` (`Table.flatten`): label and derived-feature expressions
-name columns as Python identifiers, where `a.b` would be an attribute.
+`a__b__c`; `struct_columns`), a null struct making its leaves null.
 
 `as_text` turns a batch into the string cells `fast_csv.write_batch` takes, so
 these formats share CSV's split hash (of the cells' text: stable across runs
@@ -29,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from components.example_gen.fast_csv import ColumnKind
+from components.example_gen.formats.struct_columns import flat_name, flatten_batch, leaf_fields
 
 __all__ = [
     "FormatError",
@@ -65,24 +64,6 @@ def nested_columns(schema: pa.Schema) -> list[str]:
     return [field.name for field in schema if _is_nested(field.type)]
 
 
-FLAT_SEPARATOR = "__"
-
-
-def flat_name(parent: str, child: str) -> str:
-    """The column a struct's field becomes with `data.flatten`: `parent__child`."""
-    return f"{parent}{FLAT_SEPARATOR}{child}"
-
-
-def _is_struct(data_type: pa.DataType) -> bool:
-    return pa.types.is_struct(data_type) and data_type.num_fields > 0
-
-
-def _leaf_fields(name: str, data_type: pa.DataType) -> list[pa.Field]:
-    if not _is_struct(data_type):
-        return [pa.field(name, data_type)]
-    return [leaf for child in data_type for leaf in _leaf_fields(flat_name(name, child.name), child.type)]
-
-
 def _refuse_clashes(names: list[str], path: str) -> None:
     seen: set[str] = set()
     for name in names:
@@ -101,24 +82,9 @@ def flatten_schema(schema: pa.Schema, path: str = "the data") -> pa.Schema:
     Raises:
         FormatError: a flattened name equals another column's (`path` names the file).
     """
-    fields = [leaf for field in schema for leaf in _leaf_fields(field.name, field.type)]
+    fields = [leaf for field in schema for leaf in leaf_fields(field.name, field.type)]
     _refuse_clashes([field.name for field in fields], path)
     return pa.schema(fields)
-
-
-def _leaf_arrays(name: str, column: pa.Array) -> list[tuple[str, pa.Array]]:
-    if not _is_struct(column.type):
-        return [(name, column)]
-    children = column.flatten()  # each child with the parent's nulls applied
-    return [
-        leaf for field, child in zip(column.type, children) for leaf in _leaf_arrays(flat_name(name, field.name), child)
-    ]
-
-
-def flatten_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """`batch` with each struct column replaced by its leaf columns, named as `flatten_schema` names them."""
-    leaves = [leaf for name, column in zip(batch.schema.names, batch.columns) for leaf in _leaf_arrays(name, column)]
-    return pa.RecordBatch.from_arrays([array for _, array in leaves], names=[name for name, _ in leaves])
 
 
 _AVRO_PRIMITIVES = {
@@ -148,9 +114,14 @@ def _avro_record(path: str, field: str, avro: dict, named: dict[str, pa.DataType
     names = [avro.get("name"), ".".join(filter(None, (avro.get("namespace"), avro.get("name"))))]
     for name in filter(None, names):
         named.setdefault(name, _AVRO_UNFINISHED)
-    data_type = pa.struct(
-        [(f["name"], _avro_type(path, flat_name(field, f["name"]), f["type"], named)) for f in avro.get("fields", [])]
-    )
+    children = []
+    for child in avro.get("fields", []):
+        try:
+            child_type = _avro_type(path, flat_name(field, child["name"]), child["type"], named)
+        except FormatError:  # a union of several types inside a record: unreadable, but only an error where used
+            child_type = _AVRO_UNFINISHED
+        children.append((child["name"], child_type))
+    data_type = pa.struct(children)
     for name in filter(None, names):
         named[name] = data_type
     return data_type
@@ -179,10 +150,10 @@ def _avro_type(path: str, field: str, avro, named: dict[str, pa.DataType]) -> pa
         if logical == "decimal":
             return pa.decimal128(int(avro.get("precision", 38)), int(avro.get("scale", 0)))
         kind = avro.get("type")
-        if kind in ("enum",):
-            return pa.string()
-        if kind == "fixed":
-            return pa.binary()
+        if kind in ("enum", "fixed"):
+            data_type = pa.string() if kind == "enum" else pa.binary()
+            named.setdefault(avro.get("name"), data_type)  # a later field may name it
+            return data_type
         if kind == "array":
             return _AVRO_LIST
         if kind == "map":
@@ -277,10 +248,22 @@ def shared_schema(files: Sequence[str], fmt: str, flatten: bool = False) -> pa.S
 # ---------------------------------------------------------------- batches
 
 
+def _without_nested_leaves(data_type: pa.DataType) -> pa.DataType:
+    """A struct type without its list, map and unreadable fields, so fastavro's dicts convert (they are never read)."""
+    if not pa.types.is_struct(data_type):
+        return data_type
+    kept = [(f.name, _without_nested_leaves(f.type)) for f in data_type if _is_flat_or_struct(f.type)]
+    return pa.struct(kept)
+
+
+def _is_flat_or_struct(data_type: pa.DataType) -> bool:
+    return not _is_nested(data_type) or (pa.types.is_struct(data_type) and data_type.num_fields > 0)
+
+
 def _avro_batches(path: str, schema: pa.Schema, read: Sequence[str]) -> Iterator[pa.RecordBatch]:
     import fastavro
 
-    flat = pa.schema([schema.field(name) for name in read])
+    flat = pa.schema([(name, _without_nested_leaves(schema.field(name).type)) for name in read])
     rows: list[dict] = []
     with open(path, "rb") as handle:
         for record in fastavro.reader(handle):
@@ -298,7 +281,7 @@ def _columns_read(schema: pa.Schema, names: Sequence[str] | None, flatten: bool)
     read: list[str] = []
     wanted = None if names is None else set(names)
     for field in schema:
-        leaves = _leaf_fields(field.name, field.type) if flatten else [field]
+        leaves = leaf_fields(field.name, field.type) if flatten else [field]
         usable = [leaf.name for leaf in leaves if not _is_nested(leaf.type)]
         flat += usable
         if usable and (wanted is None or wanted.intersection(usable)):

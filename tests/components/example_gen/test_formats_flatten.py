@@ -170,3 +170,27 @@ def test_flatten_travels_in_custom_config_only_when_set():
     flat = formats_executor.make_custom_config("parquet", [""], False, ["fare"], True)
     properties = {standard_component_specs.CUSTOM_CONFIG_KEY: json_format.MessageToJson(flat)}
     assert formats_executor.read_settings(properties).flatten is True
+
+
+def test_an_unreadable_union_inside_a_record_and_a_named_enum_reference_are_only_refused_where_used(tmp_path):
+    color = {"type": "enum", "name": "Color", "symbols": ["red", "blue"]}
+    either = {"name": "either", "type": ["long", "string"]}
+    inner = {"type": "record", "name": "Inner", "fields": [either, {"name": "tone", "type": "Color"}]}
+    schema = {
+        "type": "record",
+        "name": "Row",
+        "fields": [
+            {"name": "fare", "type": "double"},
+            {"name": "color", "type": color},
+            {"name": "inner", "type": inner},
+        ],
+    }
+    path = str(tmp_path / "rows.avro")
+    with open(path, "wb") as handle:
+        rows = [{"fare": 1.0, "color": "red", "inner": {"either": 3, "tone": "blue"}}]
+        fastavro.writer(handle, fastavro.parse_schema(schema), rows)
+    schema = readers.read_schema(path, "avro", flatten=True)
+    assert schema.names == ["fare", "color", "inner__either", "inner__tone"]
+    assert readers.nested_columns(schema) == ["inner__either"]  # a union of two types: never read
+    (batch,) = readers.iter_batches(path, "avro", flatten=True)
+    assert batch.to_pylist() == [{"fare": 1.0, "color": "red", "inner__tone": "blue"}]

@@ -7,6 +7,7 @@ columns stay refused with the message saying what `data.flatten` does not do.
 
 from __future__ import annotations
 
+import apache_beam as beam
 import fastavro
 import pandas as pd
 import pyarrow as pa
@@ -111,10 +112,7 @@ def test_a_flattened_name_clashing_with_a_column_is_refused_naming_it(tmp_path):
         readers.read_schema(str(path), "parquet", flatten=True)
 
 
-def _do(tmp_path, fmt: str, columns, flatten: bool):
-    data = tmp_path / "data"
-    data.mkdir()
-    WRITERS[fmt](data)
+def _properties(data, fmt: str, columns, flatten: bool) -> dict:
     input_config = example_gen_pb2.Input(splits=[example_gen_pb2.Input.Split(name="single", pattern="*")])
     output_config = example_gen_pb2.Output(
         split_config=example_gen_pb2.SplitConfig(
@@ -122,21 +120,47 @@ def _do(tmp_path, fmt: str, columns, flatten: bool):
         )
     )
     config = formats_executor.make_custom_config(fmt, [""], False, columns, flatten)
-    properties = {
+    return {
         standard_component_specs.INPUT_BASE_KEY: str(data),
         standard_component_specs.INPUT_CONFIG_KEY: json_format.MessageToJson(input_config),
         standard_component_specs.OUTPUT_CONFIG_KEY: json_format.MessageToJson(output_config),
         standard_component_specs.CUSTOM_CONFIG_KEY: json_format.MessageToJson(config),
     }
-    examples = standard_artifacts.Examples()
-    examples.uri = str(tmp_path / "examples")
-    formats_executor.Executor().Do({}, {standard_component_specs.EXAMPLES_KEY: [examples]}, properties)
+
+
+def _rows(folder) -> list[dict]:
     rows = []
-    files = sorted(str(p) for p in (tmp_path / "examples" / "Split-train").glob("*.gz"))
+    files = sorted(str(p) for p in folder.glob("*.gz"))
     for record in tf.data.TFRecordDataset(files, compression_type="GZIP"):
         feature = tf.train.Example.FromString(record.numpy()).features.feature
         rows.append({name: tuple(getattr(f, f.WhichOneof("kind")).value) for name, f in sorted(feature.items())})
     return sorted(rows, key=repr)
+
+
+def _do(tmp_path, fmt: str, columns, flatten: bool):
+    data = tmp_path / "data"
+    data.mkdir()
+    WRITERS[fmt](data)
+    examples = standard_artifacts.Examples()
+    examples.uri = str(tmp_path / "examples")
+    properties = _properties(data, fmt, columns, flatten)
+    formats_executor.Executor().Do({}, {standard_component_specs.EXAMPLES_KEY: [examples]}, properties)
+    return _rows(tmp_path / "examples" / "Split-train")
+
+
+def test_the_beam_path_flattens_as_the_fast_path_does(tmp_path):
+    columns = ["fare", "trip__miles", "trip__stop__zone"]
+    fast = _do(tmp_path, "avro", columns, flatten=True)
+    with beam.Pipeline() as pipeline:
+        _ = (
+            pipeline
+            | formats_executor.Executor().GetInputSourceToExamplePTransform()(
+                _properties(tmp_path / "data", "avro", columns, True), "*"
+            )
+            | beam.io.WriteToTFRecord(str(tmp_path / "beam" / "data"), file_name_suffix=".gz")
+        )
+    assert _rows(tmp_path / "beam") == fast
+    assert {name for row in fast for name in row} == set(columns)
 
 
 @pytest.mark.parametrize("fmt", sorted(WRITERS))

@@ -69,6 +69,7 @@ def _example_gen(resolved: ResolvedSpec):
                 resolved.spec.data.na_values,
                 resolved.spec.data.checks.non_finite == "impute",
                 columns_used(resolved.spec, resolved.schema_path),
+                resolved.spec.data.flatten,
             ),
         )
     if resolved.data_format != "csv" and resolved.spans:

@@ -6,7 +6,9 @@ tallied by the CSV profile's `TextColumn`, so missing counts, distinct values,
 least numbers and the label's values mean what they mean for CSV. Whether a
 column is numeric follows the file's type, not its text: a Parquet string
 column of digits is text, as ExampleGen writes it. Positions in messages are
-`row N` of a file (1-based), reported where CSV reports lines.
+`row N` of a file (1-based), reported where CSV reports lines. With `flatten`
+(`data.flatten`) struct columns are profiled as their leaf columns
+(`parent__child`), as ExampleGen writes them.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from components.example_gen.formats import readers
 from pipelines.profiling.csv_profile_fast import TextColumn
 from pipelines.profiling.data_checks import DataProblem, DataProfile
 
-__all__ = ["profile_format", "label_cells"]
+__all__ = ["profile_format", "label_cells", "nested_column_problem"]
 
 
 def _problem(message: str):
@@ -30,27 +32,49 @@ def _problem(message: str):
     return DataProblem(message)
 
 
-def _schema(files: Sequence[str], fmt: str) -> pa.Schema:
+def _schema(files: Sequence[str], fmt: str, flatten: bool) -> pa.Schema:
     try:
-        return readers.shared_schema(files, fmt)
+        return readers.shared_schema(files, fmt, flatten)
     except readers.FormatError as err:
         raise _problem(str(err)) from None
 
 
-def _refuse_nested(files: Sequence[str], schema: pa.Schema, wanted: set[str] | None) -> None:
+def nested_column_problem(path: str, name: str, data_type: pa.DataType, flatten: bool) -> str:
+    """The message refusing nested column `name` that the spec uses: a struct names `data.flatten`'s columns."""
+    received = f"{_nested_kind(data_type)} column"
+    if pa.types.is_struct(data_type) and data_type.num_fields and not flatten:
+        leaves = ", ".join(f"`{readers.flat_name(name, field.name)}`" for field in data_type)
+        fix = (
+            f"Set `data.flatten: true` to read its fields as columns of their own ({leaves}, a nested struct's "
+            "fields `a__b__c`) and name those in the spec."
+        )
+    else:
+        fix = (
+            "`data.flatten` flattens structs only: explode or aggregate lists and maps upstream into columns of "
+            "their own (e.g. one column per list position, or a count or mean), or leave it out of the spec."
+        )
+    return (
+        f"{path}: column `{name}` holds {data_type} values. Expected one number or text per row in every column "
+        f"the spec uses. Received a {received}. {fix}"
+    )
+
+
+def _nested_kind(data_type: pa.DataType) -> str:
+    """`struct`, `map` or `list`: what kind of nested column `data_type` is, for messages."""
+    if pa.types.is_struct(data_type):
+        return "struct"
+    return "map" if pa.types.is_map(data_type) else "list"
+
+
+def _refuse_nested(files: Sequence[str], schema: pa.Schema, wanted: set[str] | None, flatten: bool) -> None:
     for name in readers.nested_columns(schema):  # with every column kept (`wanted` None) they are left out
         if wanted is not None and name in wanted:
-            raise _problem(
-                f"{files[0]}: column `{name}` holds {schema.field(name).type} values (a list, struct or map per "
-                "row). Expected one number or text per row in every column the spec uses. Received a nested "
-                "column. Flatten it into columns of their own before the run (e.g. pandas `json_normalize`, or "
-                "one column per list position), or leave it out of the spec."
-            )
+            raise _problem(nested_column_problem(files[0], name, schema.field(name).type, flatten))
 
 
-def _text_batches(path: str, fmt: str, names: list[str], na_values: Sequence[str]):
+def _text_batches(path: str, fmt: str, names: list[str], na_values: Sequence[str], flatten: bool):
     try:
-        for batch in readers.iter_batches(path, fmt, names):
+        for batch in readers.iter_batches(path, fmt, names, flatten):
             yield readers.as_text(batch, na_values)
     except readers.FormatError as err:
         raise _problem(str(err)) from None
@@ -71,6 +95,7 @@ def profile_format(
     non_finite: str = "error",
     keep_columns: Sequence[str] = (),
     columns: Sequence[str] | None = None,
+    flatten: bool = False,
 ):
     """The DataProfile of Parquet, Avro or JSON Lines `files`, as `profile_csv` gives it for CSV.
 
@@ -80,15 +105,16 @@ def profile_format(
         non_finite: `error` (an inf or NaN number not in `na_values` is a DataProblem) or `impute`.
         keep_columns: columns whose per-row values (float, None when missing or text) are kept.
         columns: the columns profiled besides `keep_columns` (None: all).
+        flatten: struct columns as their leaf columns `parent__child` (`data.flatten`).
 
     Raises:
         DataProblem: an unreadable file, files with different columns, a nested column the spec uses, a file
             without rows, or (`non_finite: error`) non-finite numbers.
     """
 
-    schema = _schema(files, fmt)
+    schema = _schema(files, fmt, flatten)
     wanted = None if columns is None else {*columns, *keep_columns}
-    _refuse_nested(files, schema, wanted)
+    _refuse_nested(files, schema, wanted, flatten)
     nested = set(readers.nested_columns(schema))
     flat = [name for name in schema.names if name not in nested]
     profiled = [name for name in flat if wanted is None or name in wanted]
@@ -98,7 +124,7 @@ def profile_format(
     rows = 0
     for file_index, path in enumerate(files):
         file_rows = 0
-        for batch in _text_batches(path, fmt, profiled, na_values):
+        for batch in _text_batches(path, fmt, profiled, na_values, flatten):
             for name in profiled:
                 column = batch.column(name)
                 tallies[name].add(column, file_index, file_rows)
@@ -143,13 +169,17 @@ def profile_format(
     )
 
 
-def label_cells(files: Sequence[str], fmt: str, column: str, na_values: Sequence[str]) -> tuple[set[str], bool]:
+def label_cells(
+    files: Sequence[str], fmt: str, column: str, na_values: Sequence[str], flatten: bool = False
+) -> tuple[set[str], bool]:
     """(the distinct present text cells of `column`, whether the column is numeric by the files' type).
+
+    `flatten`: struct columns as their leaf columns (`data.flatten`), so the label may be one.
 
     Raises:
         ValueError: the column is not in the files (the message names the file and the columns).
     """
-    schema = readers.shared_schema(files, fmt)
+    schema = readers.shared_schema(files, fmt, flatten)
     if column not in schema.names:
         raise ValueError(
             f"{files[0]}: label column `{column}` is not in the data. Expected it in every file. "
@@ -157,6 +187,6 @@ def label_cells(files: Sequence[str], fmt: str, column: str, na_values: Sequence
         )
     cells: set[str] = set()
     for path in files:
-        for batch in readers.iter_batches(path, fmt, [column]):
+        for batch in readers.iter_batches(path, fmt, [column], flatten):
             cells.update(v for v in readers.as_text(batch, na_values).column(0).drop_null().to_pylist())
     return cells, readers.kind_of(schema.field(column).type) != ColumnKind.STRING

@@ -69,6 +69,7 @@ def _predict(resolved, data: str, output: str, keep: list[str], batch_size: int,
         resolved.csv_dialect,
         tuple(data_check.na_values),
         data_check.checks.non_finite == "impute",
+        data_check.flatten,
     )
     if source.fmt not in SCORABLE_FORMATS:
         raise ScoringInputError(

@@ -48,13 +48,15 @@ class ScoringInputError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class ScoringInput:
-    """How to read the file: its format, the spec's CSV dialect, missing-value markers and imputation."""
+    """How to read the file: its format, the spec's CSV dialect, missing-value markers, imputation, and
+    whether struct columns are read as their leaf columns (`data.flatten`, as ExampleGen read them)."""
 
     path: str
     fmt: str
     dialect: CsvDialect = CsvDialect()
     na_values: tuple[str, ...] = ()
     impute_non_finite: bool = False
+    flatten: bool = False
 
 
 def input_format(path: str, data_format: str) -> str:
@@ -84,7 +86,7 @@ def column_names(source: ScoringInput) -> list[str]:
     if source.fmt == "tfrecord":
         first = next(_tfrecord_chunks(source.path, 1), [])
         return _decoded(first).schema.names if first else []
-    return [field.name for field in readers.read_schema(source.path, source.fmt)]
+    return [field.name for field in readers.read_schema(source.path, source.fmt, source.flatten)]
 
 
 def _tfrecord_chunks(path: str, rows: int) -> Iterator[list[bytes]]:
@@ -113,7 +115,7 @@ def _text_batches(source: ScoringInput, names: Sequence[str], wanted: Sequence[s
     if source.fmt == "csv":
         yield from source.dialect.arrow_batches(source.path, names, nulls, _BLOCK_BYTES, wanted)
         return
-    for batch in readers.iter_batches(source.path, source.fmt, wanted):
+    for batch in readers.iter_batches(source.path, source.fmt, wanted, source.flatten):
         yield readers.as_text(batch, source.na_values)
 
 

@@ -45,6 +45,12 @@ def _not_found_hint(name: str, columns) -> str:
             "`skip_initial_space: true` under `data:` (each cell's leading spaces are dropped, names and values "
             "alike); otherwise write the name with its spaces, quoted, in the spec."
         )
+    parent = name.split("__")[0]
+    if parent != name and parent in columns:
+        hint += (
+            f" `{parent}` is a column of its own: if it is a struct, add `flatten: true` under `data:` to read its "
+            f"fields as columns `{parent}__<field>`."
+        )
     return hint
 
 
@@ -61,6 +67,13 @@ def rule_data(ctx) -> Iterator[SpecProblem]:
             ctx.resolved = dataclasses.replace(ctx.resolved, spans=spans, data_files=tuple(files))
         else:
             files, data_format = list_data_files(ctx.resolved.data_path, ctx.spec.data.format)
+        if ctx.spec.data.flatten and data_format not in FORMATS:
+            yield ctx.problem(
+                "data.flatten",
+                f"`flatten` reads struct columns of Parquet, Avro or JSON Lines files. Received: {files[0]}, read "
+                f"as {data_format}, whose columns are flat. Remove `flatten`, or set `data.format`.",
+            )
+            return
         if data_format == "csv":
             data = ctx.spec.data
             ctx.profile = profile_csv(
@@ -80,6 +93,7 @@ def rule_data(ctx) -> Iterator[SpecProblem]:
                 data.checks.non_finite,
                 keep_columns=data_rules.label_columns(ctx.spec),
                 columns=data_rules.columns_used(ctx.spec, ctx.resolved.schema_path),
+                flatten=data.flatten,
             )
         elif data_format == "image_folder":
             ctx.profile = profile_image_folder(files[0])

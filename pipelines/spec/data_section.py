@@ -84,7 +84,10 @@ class DataSpec:
     `.avro`, `.jsonl`/`.ndjson`, optionally `.gz` for JSON Lines) reads those
     files: column types follow the file's types (booleans are 0/1), nulls and
     text cells in `na_values` are missing, and a list, struct or map column the
-    spec uses is refused by `validate`.
+    spec uses is refused by `validate`. `flatten: true` reads each struct
+    column (an Avro record, a JSON object) as one column per leaf field,
+    named `parent__child` (`a__b__c` for a struct in a struct), in `validate`,
+    ExampleGen and `predict` alike; lists and maps stay refused.
 
     `sql` (instead of `path`) is a query whose rows are the data, run through
     SQLAlchemy on `connection`, a SQLAlchemy URL in which `${VAR}` is read from
@@ -106,6 +109,7 @@ class DataSpec:
     na_values: list[str] = dataclasses.field(default_factory=lambda: list(DEFAULT_NA_VALUES))
     delimiter: Optional[str] = None
     skip_initial_space: bool = False
+    flatten: bool = False
     checks: DataChecksSpec = dataclasses.field(default_factory=DataChecksSpec)
 
     def __post_init__(self):
@@ -135,6 +139,12 @@ class DataSpec:
             raise ValueError(
                 "`delimiter` must be one character other than a quote or a line break. "
                 f'Received: delimiter={self.delimiter!r}. Example: `delimiter: ";"`, or `delimiter: "\\t"` for tabs.'
+            )
+        if self.flatten and (self.sql is not None or self.format in ("csv", "tfrecord", "image_folder")):
+            raise ValueError(
+                "`flatten` reads struct columns of Parquet, Avro or JSON Lines files. Received: "
+                f"flatten=true with {'`sql`' if self.sql is not None else f'format={self.format}'}, whose "
+                "columns are flat. Remove `flatten`."
             )
         for name in ("delimiter", "skip_initial_space"):
             if getattr(self, name) not in (None, False) and self.format not in (None, "csv"):

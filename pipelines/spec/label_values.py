@@ -110,7 +110,9 @@ def label_values(resolved: ResolvedSpec) -> set[str]:
         names = _tfrecord_values(files, column)
     elif resolved.data_format in FORMATS:
         try:
-            cells, numeric = label_cells(files, resolved.data_format, column, ("", *resolved.spec.data.na_values))
+            cells, numeric = label_cells(
+                files, resolved.data_format, column, ("", *resolved.spec.data.na_values), resolved.spec.data.flatten
+            )
         except ValueError as err:
             raise LabelClassError(str(err)) from None
         names = {class_name(float(c)) for c in cells} if numeric else cells

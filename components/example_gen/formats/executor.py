@@ -13,8 +13,8 @@ with `utils.dict_to_example`, which writes a 0, 0.0 or empty text as a
 missing value (`if not pyval`) and writes every column; so neither path here
 uses them (`tests/components/example_gen/test_formats_executor.py` keeps that
 reason checked). Settings travel in `custom_config` as CSV's do: the format,
-the text cells that mean missing, non-finite imputation and the columns
-written.
+the text cells that mean missing, non-finite imputation, the columns
+written and whether struct columns are flattened (`readers.flatten_batch`).
 """
 
 from __future__ import annotations
@@ -43,24 +43,35 @@ __all__ = ["FormatSettings", "Executor", "make_custom_config", "read_settings", 
 
 
 class FormatSettings(NamedTuple):
-    """The format, the text cells that mean missing, non-finite imputation, the columns written (None: all)."""
+    """The format, the text cells that mean missing, non-finite imputation, the columns written (None: all),
+    and whether struct columns are written as their leaf columns `parent__child` (`data.flatten`)."""
 
     format: str
     na_values: tuple[str, ...] = ("",)
     impute_non_finite: bool = False
     columns: tuple[str, ...] | None = None
+    flatten: bool = False
 
 
 def make_custom_config(
-    fmt: str, na_values: Sequence[str], impute_non_finite: bool, columns: Sequence[str] | None = None
+    fmt: str,
+    na_values: Sequence[str],
+    impute_non_finite: bool,
+    columns: Sequence[str] | None = None,
+    flatten: bool = False,
 ) -> example_gen_pb2.CustomConfig:
-    """ExampleGen's `custom_config` carrying this executor's settings (`FormatSettings`' fields)."""
+    """ExampleGen's `custom_config` carrying this executor's settings (`FormatSettings`' fields).
+
+    `flatten` is written only when true, so the cache keys of specs without it are unchanged.
+    """
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}. Received: {fmt!r}.")
     settings = struct_pb2.Struct()
     settings.update({"format": fmt, "na_values": list(na_values), "impute_non_finite": bool(impute_non_finite)})
     if columns is not None:
         settings.update({"columns": sorted(set(columns))})
+    if flatten:
+        settings.update({"flatten": True})
     config = example_gen_pb2.CustomConfig()
     config.custom_config.Pack(settings)
     return config
@@ -81,7 +92,13 @@ def read_settings(exec_properties: dict[str, Any]) -> FormatSettings:
         raise ValueError(f"ExampleGen's custom_config names no file format ({', '.join(FORMATS)}).")
     columns = tuple(str(name) for name in values["columns"]) if "columns" in values else None
     na_values = tuple(sorted({str(v) for v in values.get("na_values", [""])} | {""}))
-    return FormatSettings(str(values["format"]), na_values, bool(values.get("impute_non_finite", False)), columns)
+    return FormatSettings(
+        str(values["format"]),
+        na_values,
+        bool(values.get("impute_non_finite", False)),
+        columns,
+        bool(values.get("flatten", False)),
+    )
 
 
 def file_kinds(files: Sequence[str], settings: FormatSettings) -> tuple[list[str], list[str], list[int]]:
@@ -91,13 +108,18 @@ def file_kinds(files: Sequence[str], settings: FormatSettings) -> tuple[list[str
         readers.FormatError: a file is unreadable, or the files' columns differ.
         ValueError: a column the spec uses is not in the files, or is nested (a list, struct or map).
     """
-    schema = readers.shared_schema(files, settings.format)
+    schema = readers.shared_schema(files, settings.format, settings.flatten)
     nested = set(readers.nested_columns(schema))  # never written; refused when the spec names one
     used_nested = sorted(nested & set(settings.columns or ()))
     if used_nested:
+        fix = (
+            "`data.flatten` flattens structs only: explode or aggregate lists and maps upstream"
+            if settings.flatten
+            else "Set `data.flatten: true` for struct columns; explode or aggregate lists and maps upstream"
+        )
         raise ValueError(
             f"{files[0]}: column(s) {used_nested} hold lists, structs or maps. Expected one value per row in "
-            "every column the spec uses. Flatten them into columns of their own before the run."
+            f"every column the spec uses. Received nested columns. {fix}, or leave them out of the spec."
         )
     flat = [field.name for field in schema if field.name not in nested]
     columns = written_columns(flat, settings.columns, files[0])
@@ -107,7 +129,7 @@ def file_kinds(files: Sequence[str], settings: FormatSettings) -> tuple[list[str
 
 def _text_batches(files: Sequence[str], settings: FormatSettings, flat: list[str]) -> Iterator:
     for path in files:
-        for batch in readers.iter_batches(path, settings.format, flat):
+        for batch in readers.iter_batches(path, settings.format, flat, settings.flatten):
             yield readers.as_text(batch, settings.na_values)
 
 

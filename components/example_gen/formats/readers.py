@@ -6,7 +6,10 @@ to Arrow types (a union of `null` and one type is that type, nullable; a
 union of two other types cannot be one column and is refused, naming the
 field). Nested columns (lists, structs, maps; Avro arrays, records and maps)
 are never read: `nested_columns` names them so that `validate` refuses a spec
-that uses one, and the batches leave them out.
+that uses one, and the batches leave them out. With `flatten` (the spec's
+`data.flatten`) a struct column (an Avro record) is read as one column per
+leaf field, named `parent__child` (`flat_name`; nested structs repeat it:
+`a__b__c`; `struct_columns`), a null struct making its leaves null.
 
 `as_text` turns a batch into the string cells `fast_csv.write_batch` takes, so
 these formats share CSV's split hash (of the cells' text: stable across runs
@@ -24,12 +27,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from components.example_gen.fast_csv import ColumnKind
+from components.example_gen.formats.struct_columns import flat_name, flatten_batch, leaf_fields
 
 __all__ = [
     "FormatError",
     "read_schema",
     "shared_schema",
     "nested_columns",
+    "flat_name",
+    "flatten_schema",
+    "flatten_batch",
     "iter_batches",
     "kind_of",
     "as_text",
@@ -57,6 +64,29 @@ def nested_columns(schema: pa.Schema) -> list[str]:
     return [field.name for field in schema if _is_nested(field.type)]
 
 
+def _refuse_clashes(names: list[str], path: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise FormatError(
+                f"{path}: flattening its struct columns gives two columns named `{name}`. Expected every "
+                "flattened name (`parent__child`) to differ from the other columns. Received a clash. Rename "
+                "the column or the struct field, or set `data.flatten: false`."
+            )
+        seen.add(name)
+
+
+def flatten_schema(schema: pa.Schema, path: str = "the data") -> pa.Schema:
+    """`schema` with each struct column replaced by its leaf fields (`flat_name`), in place, in field order.
+
+    Raises:
+        FormatError: a flattened name equals another column's (`path` names the file).
+    """
+    fields = [leaf for field in schema for leaf in leaf_fields(field.name, field.type)]
+    _refuse_clashes([field.name for field in fields], path)
+    return pa.schema(fields)
+
+
 _AVRO_PRIMITIVES = {
     "null": pa.null(),
     "boolean": pa.bool_(),
@@ -74,11 +104,34 @@ _AVRO_LOGICAL = {
     "timestamp-millis": pa.timestamp("ms", tz="UTC"),
     "timestamp-micros": pa.timestamp("us", tz="UTC"),
 }
-_AVRO_NESTED = pa.struct([])  # stands for an array, record or map: named by nested_columns, never read
+_AVRO_LIST = pa.list_(pa.null())  # stands for an array: named by nested_columns, never read
+_AVRO_MAP = pa.map_(pa.string(), pa.null())  # stands for a map: named by nested_columns, never read
+_AVRO_UNFINISHED = pa.struct([])  # a record that refers to itself: nested, never read
 
 
-def _avro_type(path: str, field: str, avro) -> pa.DataType:
-    """The Arrow type of one Avro field type (parsed by fastavro: a name, a dict, or a union list)."""
+def _avro_record(path: str, field: str, avro: dict, named: dict[str, pa.DataType]) -> pa.DataType:
+    """A record as a struct of its fields' types, registered under its name (and full name) for later references."""
+    names = [avro.get("name"), ".".join(filter(None, (avro.get("namespace"), avro.get("name"))))]
+    for name in filter(None, names):
+        named.setdefault(name, _AVRO_UNFINISHED)
+    children = []
+    for child in avro.get("fields", []):
+        try:
+            child_type = _avro_type(path, flat_name(field, child["name"]), child["type"], named)
+        except FormatError:  # a union of several types inside a record: unreadable, but only an error where used
+            child_type = _AVRO_UNFINISHED
+        children.append((child["name"], child_type))
+    data_type = pa.struct(children)
+    for name in filter(None, names):
+        named[name] = data_type
+    return data_type
+
+
+def _avro_type(path: str, field: str, avro, named: dict[str, pa.DataType]) -> pa.DataType:
+    """The Arrow type of one Avro field type (parsed by fastavro: a name, a dict, or a union list).
+
+    `named` maps the record types defined so far to their Arrow structs (a later field may name one).
+    """
     if isinstance(avro, list):
         kinds = [member for member in avro if member != "null"]
         if len(kinds) != 1:
@@ -89,7 +142,7 @@ def _avro_type(path: str, field: str, avro) -> pa.DataType:
                 "Write the field with one type (e.g. a string, or two fields), or leave it out of the spec's "
                 "features."
             )
-        return _avro_type(path, field, kinds[0])
+        return _avro_type(path, field, kinds[0], named)
     if isinstance(avro, dict):
         logical = avro.get("logicalType")
         if logical in _AVRO_LOGICAL:
@@ -97,16 +150,20 @@ def _avro_type(path: str, field: str, avro) -> pa.DataType:
         if logical == "decimal":
             return pa.decimal128(int(avro.get("precision", 38)), int(avro.get("scale", 0)))
         kind = avro.get("type")
-        if kind in ("enum",):
-            return pa.string()
-        if kind == "fixed":
-            return pa.binary()
-        if kind in ("array", "map", "record"):
-            return _AVRO_NESTED
-        return _avro_type(path, field, kind)
+        if kind in ("enum", "fixed"):
+            data_type = pa.string() if kind == "enum" else pa.binary()
+            named.setdefault(avro.get("name"), data_type)  # a later field may name it
+            return data_type
+        if kind == "array":
+            return _AVRO_LIST
+        if kind == "map":
+            return _AVRO_MAP
+        if kind == "record":
+            return _avro_record(path, field, avro, named)
+        return _avro_type(path, field, kind, named)
     if avro in _AVRO_PRIMITIVES:
         return _AVRO_PRIMITIVES[avro]
-    return _AVRO_NESTED  # a named record type defined earlier in the schema
+    return named.get(avro, _AVRO_UNFINISHED)  # a named type defined earlier in the schema
 
 
 def _avro_schema(path: str) -> pa.Schema:
@@ -122,7 +179,8 @@ def _avro_schema(path: str) -> pa.Schema:
             f"{path}: the Avro schema's top level is {writer_schema!r:.80}. Expected a record (one field per "
             "column). Write the file with a record schema."
         )
-    return pa.schema([(f["name"], _avro_type(path, f["name"], f["type"])) for f in writer_schema["fields"]])
+    named: dict[str, pa.DataType] = {}
+    return pa.schema([(f["name"], _avro_type(path, f["name"], f["type"], named)) for f in writer_schema["fields"]])
 
 
 _FIX = "Check the file (was it written completely?), or convert it again."
@@ -143,12 +201,21 @@ def _read_jsonl(path: str) -> pa.Table:
         ) from None
 
 
-def read_schema(path: str, fmt: str) -> pa.Schema:
+def read_schema(path: str, fmt: str, flatten: bool = False) -> pa.Schema:
     """The Arrow schema of one file of format `fmt` (Parquet: its footer; JSON Lines: read whole).
 
+    Args:
+        flatten: struct columns as their leaf fields (`flatten_schema`).
+
     Raises:
-        FormatError: the file is not readable as `fmt`, or (Avro) holds a union of several types.
+        FormatError: the file is not readable as `fmt`, (Avro) holds a union of several types, or (`flatten`)
+            a flattened name clashes with another column.
     """
+    schema = _file_schema(path, fmt)
+    return flatten_schema(schema, path) if flatten else schema
+
+
+def _file_schema(path: str, fmt: str) -> pa.Schema:
     if fmt == "avro":
         return _avro_schema(path)
     if fmt == "jsonl":
@@ -161,15 +228,15 @@ def read_schema(path: str, fmt: str) -> pa.Schema:
         raise FormatError(f"{path} is not a readable Parquet file ({err}). {_FIX}") from None
 
 
-def shared_schema(files: Sequence[str], fmt: str) -> pa.Schema:
+def shared_schema(files: Sequence[str], fmt: str, flatten: bool = False) -> pa.Schema:
     """The schema of the first file, after checking every file has the same column names.
 
     Raises:
         FormatError: a file is unreadable, or its columns differ from the first file's.
     """
-    first = read_schema(files[0], fmt)
+    first = read_schema(files[0], fmt, flatten)
     for path in files[1:]:
-        names = read_schema(path, fmt).names
+        names = read_schema(path, fmt, flatten).names
         if sorted(names) != sorted(first.names):
             raise FormatError(
                 f"{path}: its columns differ from {files[0]}'s. Expected: {first.names}. Received: {names}. "
@@ -181,10 +248,22 @@ def shared_schema(files: Sequence[str], fmt: str) -> pa.Schema:
 # ---------------------------------------------------------------- batches
 
 
-def _avro_batches(path: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+def _without_nested_leaves(data_type: pa.DataType) -> pa.DataType:
+    """A struct type without its list, map and unreadable fields, so fastavro's dicts convert (they are never read)."""
+    if not pa.types.is_struct(data_type):
+        return data_type
+    kept = [(f.name, _without_nested_leaves(f.type)) for f in data_type if _is_flat_or_struct(f.type)]
+    return pa.struct(kept)
+
+
+def _is_flat_or_struct(data_type: pa.DataType) -> bool:
+    return not _is_nested(data_type) or (pa.types.is_struct(data_type) and data_type.num_fields > 0)
+
+
+def _avro_batches(path: str, schema: pa.Schema, read: Sequence[str]) -> Iterator[pa.RecordBatch]:
     import fastavro
 
-    flat = pa.schema([field for field in schema if not _is_nested(field.type)])
+    flat = pa.schema([(name, _without_nested_leaves(schema.field(name).type)) for name in read])
     rows: list[dict] = []
     with open(path, "rb") as handle:
         for record in fastavro.reader(handle):
@@ -196,29 +275,50 @@ def _avro_batches(path: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
         yield pa.RecordBatch.from_pylist(rows, schema=flat)
 
 
-def iter_batches(path: str, fmt: str, names: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
+def _columns_read(schema: pa.Schema, names: Sequence[str] | None, flatten: bool) -> tuple[list[str], list[str]]:
+    """(the file's columns to read, the flat columns yielded in order) for `iter_batches`."""
+    flat: list[str] = []
+    read: list[str] = []
+    wanted = None if names is None else set(names)
+    for field in schema:
+        leaves = leaf_fields(field.name, field.type) if flatten else [field]
+        usable = [leaf.name for leaf in leaves if not _is_nested(leaf.type)]
+        flat += usable
+        if usable and (wanted is None or wanted.intersection(usable)):
+            read.append(field.name)
+    order = flat if names is None else [name for name in names if name in flat]
+    return read, order
+
+
+def iter_batches(
+    path: str, fmt: str, names: Sequence[str] | None = None, flatten: bool = False
+) -> Iterator[pa.RecordBatch]:
     """The rows of one file as record batches of its own types, nested columns left out.
 
     Args:
         names: the column order wanted (the first file's, `shared_schema`); default: the file's own.
+        flatten: struct columns as their leaf columns (`flatten_batch`); `names` then name leaves.
 
     Raises:
         FormatError: the file is not readable as `fmt`.
     """
-    schema = read_schema(path, fmt)
-    flat = [field.name for field in schema if not _is_nested(field.type)]
-    order = flat if names is None else [name for name in names if name in flat]
+    schema = _file_schema(path, fmt)
+    if flatten:
+        flatten_schema(schema, path)  # refuses clashing names
+    read, order = _columns_read(schema, names, flatten)
     try:
         if fmt == "avro":
-            batches = _avro_batches(path, schema)
+            batches = _avro_batches(path, schema, read)
         elif fmt == "jsonl":
-            batches = iter(_read_jsonl(path).select(flat).to_batches(BATCH_ROWS))
+            batches = iter(_read_jsonl(path).select(read).to_batches(BATCH_ROWS))
         else:
             import pyarrow.parquet as pq
 
-            batches = pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=flat)
+            batches = pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=read)
         for batch in batches:
             if batch.num_rows:
+                if flatten:
+                    batch = flatten_batch(batch)
                 yield pa.RecordBatch.from_arrays([batch.column(name) for name in order], names=order)
     except (pa.ArrowException, OSError, ValueError, EOFError) as err:
         if isinstance(err, FormatError):

@@ -61,6 +61,24 @@ def test_parquet_rows_are_encoded_from_their_text(tmp_path):
     ]
 
 
+def test_with_flatten_a_struct_column_is_scored_by_its_leaf_columns(tmp_path):
+    path = str(tmp_path / "rows.parquet")
+    trip = pa.array([{"miles": 1.5, "hour": 7}, None], pa.struct([("miles", pa.float64()), ("hour", pa.int64())]))
+    pq.write_table(pa.table({"trip": trip, "company": ["Acme", "B"]}), path)
+    kinds = {"trip__miles": ColumnKind.FLOAT, "trip__hour": ColumnKind.INT, "company": ColumnKind.STRING}
+    source = ScoringInput(path, "parquet", flatten=True)
+    ((kept, examples),) = list(scoring_batches(source, kinds, ["trip__hour"], rows=10))
+    assert kept.column(0).to_pylist() == ["7", None]
+    assert [_features(e) for e in examples] == [
+        {"trip__miles": [1.5], "trip__hour": [7], "company": [b"Acme"]},
+        {"trip__miles": [], "trip__hour": [], "company": [b"B"]},
+    ]
+    with pytest.raises(
+        ScoringInputError, match=r"lacks the model's feature column\(s\) \['trip__miles', 'trip__hour'\]"
+    ):
+        list(scoring_batches(ScoringInput(path, "parquet"), kinds, [], rows=10))
+
+
 def test_a_tfrecord_file_is_scored_as_it_is(tmp_path):
     path = str(tmp_path / "rows.tfrecord.gz")
     example = tf.train.Example(

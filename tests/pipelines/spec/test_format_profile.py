@@ -94,7 +94,7 @@ def test_a_nested_column_the_spec_uses_is_refused_by_name(tmp_path, make_spec, s
     bad = _spec(make_spec, "taxi.parquet", **{"features.stops": {"transform": "zscore"}})
     (problem,) = [p for p in spec_problems(bad) if p.path == "data.path"]
     assert "column `stops` holds list<item: int64> values" in problem.message
-    assert "Flatten it into columns of their own" in problem.message
+    assert "`data.flatten` flattens structs only: explode or aggregate lists" in problem.message
 
 
 def test_an_unreadable_parquet_file_is_one_problem_naming_it(tmp_path, make_spec, spec_problems):

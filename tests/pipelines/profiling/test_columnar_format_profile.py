@@ -2,31 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from penguin_frames import penguins_like
 
 from pipelines.profiling.format_profile import profile_format
 
 
-def _penguins_like() -> pd.DataFrame:
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame(
-        {
-            "species": rng.choice(["Adelie", "Gentoo", "Chinstrap"], 40),
-            "bill": rng.uniform(30, 60, 40).round(1),
-            "year": rng.integers(2007, 2010, 40),
-            "sex": rng.choice(["male", "female", "NA"], 40),
-        }
-    )
-    frame.loc[[3, 9], "bill"] = np.nan
-    return frame
-
-
 def test_profile_of_a_pandas_parquet_file(tmp_path):
-    frame = _penguins_like()
+    frame = penguins_like()
     frame.to_parquet(tmp_path / "p.parquet", index=False)  # pandas (pyarrow engine) wrote it
 
     profile = profile_format([str(tmp_path / "p.parquet")], "parquet", ["", "NA"], keep_columns=("bill",))

@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from penguin_frames import penguins_like
 
 from pipelines.load import load_spec
 from pipelines.spec.label_values import label_classes
@@ -27,20 +28,6 @@ TAXI = pd.DataFrame(
         "company": [["Flash Cab", "Taxi Affiliation Services", "Blue Ribbon"][i % 3] for i in range(30)],
     }
 )
-
-
-def _penguins_like() -> pd.DataFrame:
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame(
-        {
-            "species": rng.choice(["Adelie", "Gentoo", "Chinstrap"], 40),
-            "bill": rng.uniform(30, 60, 40).round(1),
-            "year": rng.integers(2007, 2010, 40),
-            "sex": rng.choice(["male", "female", "NA"], 40),
-        }
-    )
-    frame.loc[[3, 9], "bill"] = np.nan
-    return frame
 
 
 def _spec(make_spec, path: str, **more):
@@ -70,7 +57,7 @@ def test_a_spec_on_each_format_is_valid_and_the_format_follows_the_name(tmp_path
 
 
 def test_the_label_classes_are_read_from_parquet(tmp_path, make_spec):
-    _penguins_like().to_parquet(tmp_path / "p.parquet", index=False)
+    penguins_like().to_parquet(tmp_path / "p.parquet", index=False)
     spec = make_spec(
         {
             "data.path": "p.parquet",

@@ -121,13 +121,9 @@ def timed_tree(command: list[str], log_path: str) -> tuple[float, float]:
 
 def component_seconds(metadata_path: str) -> dict[str, float]:
     """Each node's execution time in ML Metadata (create to last update of its newest execution)."""
-    from ml_metadata import metadata_store
-    from ml_metadata.proto import metadata_store_pb2
+    from pipelines.outcome.metadata_file import open_metadata
 
-    config = metadata_store_pb2.ConnectionConfig()
-    config.sqlite.filename_uri = metadata_path
-    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
-    store = metadata_store.MetadataStore(config)
+    store = open_metadata(metadata_path)
     seconds: dict[str, float] = {}
     for context in store.get_contexts_by_type("node"):
         node = context.name.rsplit(".", 1)[-1]

@@ -31,6 +31,9 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from scale import REPO, limit_cpus, timed_tree, with_settings, write_scaled_csv  # noqa: E402
 
+from pipelines.outcome.fingerprint import max_execution_id  # noqa: E402
+from pipelines.outcome.metadata_file import open_metadata  # noqa: E402
+
 TARGET = 0.4
 
 
@@ -61,13 +64,7 @@ def cut_into_spans(source: str, data_dir: str, spans: int, copies: int) -> list[
 
 def execution_seconds(metadata_path: str, after_id: int) -> dict[str, float]:
     """Node -> seconds of its executions with id > `after_id` (create to last update), summed per node."""
-    from ml_metadata import metadata_store
-    from ml_metadata.proto import metadata_store_pb2
-
-    config = metadata_store_pb2.ConnectionConfig()
-    config.sqlite.filename_uri = metadata_path
-    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
-    store = metadata_store.MetadataStore(config)
+    store = open_metadata(metadata_path)
     seconds: dict[str, float] = {}
     for context in store.get_contexts_by_type("node"):
         node = context.name.rsplit(".", 1)[-1]
@@ -76,18 +73,6 @@ def execution_seconds(metadata_path: str, after_id: int) -> dict[str, float]:
                 spent = (execution.last_update_time_since_epoch - execution.create_time_since_epoch) / 1000
                 seconds[node] = seconds.get(node, 0.0) + spent
     return seconds
-
-
-def last_execution_id(metadata_path: str) -> int:
-    if not os.path.isfile(metadata_path):
-        return 0
-    from ml_metadata import metadata_store
-    from ml_metadata.proto import metadata_store_pb2
-
-    config = metadata_store_pb2.ConnectionConfig()
-    config.sqlite.filename_uri = metadata_path
-    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
-    return max((e.id for e in metadata_store.MetadataStore(config).get_executions()), default=0)
 
 
 def write_spec(root: str, data_dir: str, window: int, warm_start_steps: int | None, settings: list[str]) -> str:
@@ -110,7 +95,7 @@ def write_spec(root: str, data_dir: str, window: int, warm_start_steps: int | No
 
 def timed_run(spec_file: str, metadata: str, log: str) -> dict:
     """One CLI run of `spec_file` in a fresh process: seconds, peak RSS (GB) and its executions' seconds."""
-    before = last_execution_id(metadata)
+    before = max_execution_id(metadata)
     seconds, rss = timed_tree([sys.executable, os.path.join(REPO, "pipelines", "run_local.py"), spec_file], log)
     return {"seconds": seconds, "rss_gb": rss, "components": execution_seconds(metadata, before)}
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 
 import pytest
-from taxi_fixtures import REPO
+from airflow_home import AIRFLOW
 
 from pipelines.targets.airflow_register import register_dag
 
-AIRFLOW_BIN = os.path.join(os.environ.get("AIRFLOW_VENV", os.path.join(REPO, ".venv-airflow")), "bin")
+AIRFLOW_BIN = os.path.dirname(AIRFLOW)
 
 
 @pytest.fixture

@@ -16,26 +16,17 @@ import subprocess
 import sys
 
 import pytest
+from airflow_home import AIRFLOW, airflow_env
 from taxi_fixtures import REPO, taxi_spec, write_spec
+
+from pipelines.outcome.metadata_file import open_metadata
 
 pytestmark = pytest.mark.e2e
 
-AIRFLOW_VENV = os.environ.get("AIRFLOW_VENV", os.path.join(REPO, ".venv-airflow"))
-AIRFLOW = os.path.join(AIRFLOW_VENV, "bin", "airflow")
 DAG_ID = "spans_airflow"
 
 if not os.path.exists(AIRFLOW):
     pytest.skip(f"no Airflow at {AIRFLOW}: `make test` (or `make extras`) creates it", allow_module_level=True)
-
-
-def _store(metadata: str):
-    from ml_metadata import metadata_store
-    from ml_metadata.proto import metadata_store_pb2
-
-    config = metadata_store_pb2.ConnectionConfig()
-    config.sqlite.filename_uri = metadata
-    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
-    return metadata_store.MetadataStore(config)
 
 
 def spans_by_execution(metadata: str, execution_type: str, outputs: bool) -> list[list[int]]:
@@ -44,7 +35,7 @@ def spans_by_execution(metadata: str, execution_type: str, outputs: bool) -> lis
 
     event = metadata_store_pb2.Event
     wanted = (event.OUTPUT, event.DECLARED_OUTPUT) if outputs else (event.INPUT, event.DECLARED_INPUT)
-    store = _store(metadata)
+    store = open_metadata(metadata)
     result = []
     for execution in sorted(store.get_executions(), key=lambda e: e.id):
         if not execution.type.endswith(execution_type):
@@ -72,17 +63,7 @@ def dag_runs(taxi_sample_csv, tmp_path_factory):
     spec["training"].update(train_steps=50, eval_steps=5)
     (home / "spec {{ ds }}").mkdir()  # a Jinja template in the path: the tasks must get it unrendered
     spec_file = write_spec(home / "spec {{ ds }}" / "spec.yaml", spec)
-    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
-    env.update(
-        PATH=f"{os.path.dirname(AIRFLOW)}{os.pathsep}{os.environ['PATH']}",
-        AIRFLOW_HOME=str(home),
-        AIRFLOW__CORE__DAGS_FOLDER=str(home / "dags"),
-        AIRFLOW__CORE__LOAD_EXAMPLES="False",
-        AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{home}/airflow.db",
-        AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT="300",
-        AIRFLOW__CORE__DAG_FILE_PROCESSOR_TIMEOUT="300",
-    )
-    env.pop("PYTHONPATH", None)
+    env = airflow_env(home)
 
     def airflow(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([AIRFLOW, *args], env=env, cwd=str(home), capture_output=True, text=True, timeout=900)

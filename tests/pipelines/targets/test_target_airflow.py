@@ -17,13 +17,11 @@ import subprocess
 import sys
 
 import pytest
+from airflow_home import AIRFLOW, AIRFLOW_PYTHON, airflow_env
 from taxi_fixtures import REPO, taxi_spec, write_spec
 
 pytestmark = pytest.mark.e2e
 
-AIRFLOW_VENV = os.environ.get("AIRFLOW_VENV", os.path.join(REPO, ".venv-airflow"))
-AIRFLOW = os.path.join(AIRFLOW_VENV, "bin", "airflow")
-AIRFLOW_PYTHON = os.path.join(AIRFLOW_VENV, "bin", "python")
 CRON = "15 4 * * *"
 SPEC_FOLDER = "spec {{ ds }}"
 PARSE_BUDGET_S = 5.0
@@ -48,17 +46,7 @@ def airflow_home(taxi_sample_csv, tmp_path_factory):
     spec["training"].update(train_steps=50, eval_steps=5)
     (home / SPEC_FOLDER).mkdir()
     spec_file = write_spec(home / SPEC_FOLDER / "spec.yaml", spec)
-    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
-    env.update(
-        PATH=f"{os.path.dirname(AIRFLOW)}{os.pathsep}{os.environ['PATH']}",
-        AIRFLOW_HOME=str(home),
-        AIRFLOW__CORE__DAGS_FOLDER=str(home / "dags"),
-        AIRFLOW__CORE__LOAD_EXAMPLES="False",
-        AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{home}/airflow.db",
-        AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT="300",
-        AIRFLOW__CORE__DAG_FILE_PROCESSOR_TIMEOUT="300",
-    )
-    env.pop("PYTHONPATH", None)
+    env = airflow_env(home)
 
     def airflow(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
         return subprocess.run([AIRFLOW, *args], env=env, cwd=str(home), capture_output=True, text=True, timeout=timeout)

@@ -23,7 +23,9 @@ example counts, one output, no weights) the per-example split is left out as
 well. With SQL slices (`evaluation.slices`) TFMA's per-example split and
 slice keys give way to `slice_batch`: each batch goes to the overall slice
 whole and to each of its SQL slices as the rows in that slice (TFMA's own
-fan-out would give every slice of a batch all of its rows).
+fan-out would give every slice of a batch all of its rows). Those SQL slice
+keys themselves come from `slice_keys.fast_slice_keys_stage` (NumPy) instead of
+TFMA's ZetaSQL stage, whenever every query is one `slicing.slice_sql` wrote.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from tensorflow_model_analysis.utils import util as tfma_util
 from components.evaluator.eval_config import slices_by_features
 from components.evaluator.fast_metrics import FAST_CLASSES, FastExampleCount, batched_metrics
 from components.evaluator.metrics import METRICS
+from components.evaluator.slice_keys import fast_slice_keys_stage
 
 __all__ = [
     "custom_extractors",
@@ -166,6 +169,9 @@ def custom_extractors(eval_shared_model, eval_config: tfma.EvalConfig, tensor_ad
     extractors = tfma.default_extractors(
         eval_shared_model=eval_shared_model, eval_config=eval_config, tensor_adapter_config=tensor_adapter_config
     )
+    fast_keys = fast_slice_keys_stage(eval_config)
+    if fast_keys is not None:  # `evaluation.slices`' keys in NumPy instead of ZetaSQL (slice_keys.py)
+        extractors = [fast_keys if e.stage_name == fast_keys.stage_name else e for e in extractors]
     stages = [extractor.stage_name for extractor in extractors]
     if unbatch_extractor.UNBATCH_EXTRACTOR_STAGE_NAME not in stages or not _metrics_read_outputs_only(eval_config):
         return extractors  # not the layout or the metrics this was written for: TFMA's own

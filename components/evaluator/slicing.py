@@ -68,6 +68,9 @@ class SlicePlan:
 def read_columns(split_uri: str, columns: Sequence[str]) -> dict[str, list]:
     """One value per row (None when missing) of each of `columns` in the TFRecord files under `split_uri`.
 
+    TensorFlow's example parser reads `columns` alone (typed from the first batch, which tfx_bsl's
+    decoder reads whole); a column missing from the first batch makes tfx_bsl decode every batch.
+
     Raises:
       ValueError: the split holds no files.
     """
@@ -77,10 +80,65 @@ def read_columns(split_uri: str, columns: Sequence[str]) -> dict[str, list]:
     files = sorted(tf.io.gfile.glob(os.path.join(split_uri, "*")))  # local or object-store folders
     if not files:
         raise ValueError(f"the eval split {split_uri} holds no files. Expected TFRecord files from ExampleGen.")
-    decoder = example_coder.ExamplesToRecordBatchDecoder()
     compression = "GZIP" if files[0].endswith(".gz") else ""
+    batches = tf.data.TFRecordDataset(files, compression_type=compression).batch(_BATCH)
+    first = next(iter(batches), None)
+    if first is None:
+        return {column: [] for column in columns}
+    records = example_coder.ExamplesToRecordBatchDecoder().DecodeBatch(first.numpy().tolist())
+    features = _parse_spec(records, columns)
+    if features is None:
+        return _decode_columns(batches, columns)
     values: dict[str, list] = {column: [] for column in columns}
-    for batch in tf.data.TFRecordDataset(files, compression_type=compression).batch(_BATCH):
+    parsed = batches.map(lambda batch: tf.io.parse_example(batch, features), num_parallel_calls=2)
+    for batch in parsed:
+        for column, sparse in batch.items():
+            values[column].extend(_first_values(sparse))
+    return values
+
+
+def _parse_spec(records, columns: Sequence[str]) -> Optional[dict]:
+    """`tf.io.parse_example`'s features for `columns`, typed as in `records`; None when one is not there."""
+    import pyarrow as pa
+    import tensorflow as tf
+
+    features = {}
+    for column in columns:
+        index = records.schema.get_field_index(column)
+        if index < 0:
+            return None
+        value_type = records.schema.field(index).type.value_type
+        dtype = (
+            tf.int64
+            if pa.types.is_integer(value_type)
+            else tf.float32
+            if pa.types.is_floating(value_type)
+            else tf.string
+        )
+        features[column] = tf.io.VarLenFeature(dtype)
+    return features
+
+
+def _first_values(sparse) -> list:
+    """The first value of each row of a parsed `VarLenFeature` (None when the row has none), bytes as text."""
+    rows = sparse.dense_shape.numpy()[0]
+    indices = sparse.indices.numpy()
+    first = indices[:, 1] == 0
+    values = sparse.values.numpy()[first]
+    if values.dtype == object:
+        values = np.array([v.decode("utf-8", "replace") for v in values.tolist()] or [], dtype=object)
+    cells = np.full(rows, None, dtype=object)
+    cells[indices[first, 0]] = values
+    return cells.tolist()
+
+
+def _decode_columns(batches, columns: Sequence[str]) -> dict[str, list]:
+    """`read_columns` by tfx_bsl's decoder, every feature of every batch."""
+    from tfx_bsl.coders import example_coder
+
+    decoder = example_coder.ExamplesToRecordBatchDecoder()
+    values: dict[str, list] = {column: [] for column in columns}
+    for batch in batches:
         records = decoder.DecodeBatch(batch.numpy().tolist())
         for column in columns:
             index = records.schema.get_field_index(column)

@@ -149,3 +149,47 @@ def test_a_failure_on_a_slice_names_the_slice():
         "accuracy on payment_type=Cash changed by -0.0500 against the last blessed model on the same slice; "
         "allowed at worst -0.0100 (max_regression)"
     )
+
+
+def _write_examples(path, rows: list[dict]) -> None:
+    import tensorflow as tf
+
+    def feature(value):
+        if isinstance(value, str):
+            return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
+        if isinstance(value, float):
+            return tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+
+    with tf.io.TFRecordWriter(str(path), options="GZIP") as writer:
+        for row in rows:
+            features = {k: feature(v) for k, v in row.items() if v is not None}
+            writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
+
+
+def test_read_columns_gives_one_value_per_row_and_none_where_missing(tmp_path, monkeypatch):
+    monkeypatch.setattr(slicing, "_BATCH", 3)  # several batches; the first has every column
+    rows = [
+        {"payment": "Cash", "hour": 1, "fare": 2.5},
+        {"payment": "Café", "hour": None, "fare": 1.0},
+        {"payment": None, "hour": 7, "fare": None},
+        {"payment": "Card", "hour": 23, "fare": 0.1},
+        {"payment": None, "hour": None, "fare": None},
+    ]
+    _write_examples(tmp_path / "data_tfrecord-00000-of-00001.gz", rows)
+
+    values = slicing.read_columns(str(tmp_path), ["payment", "hour", "fare"])
+
+    assert values["payment"] == ["Cash", "Café", None, "Card", None]
+    assert values["hour"] == [1, None, 7, 23, None]
+    assert values["fare"] == [2.5, 1.0, None, pytest.approx(0.1), None]
+
+
+def test_read_columns_of_a_column_missing_from_the_first_batch(tmp_path, monkeypatch):
+    monkeypatch.setattr(slicing, "_BATCH", 2)
+    rows = [{"hour": 1}, {"hour": 2}, {"hour": 3, "payment": "Cash"}]
+    _write_examples(tmp_path / "data_tfrecord-00000-of-00001.gz", rows)
+
+    values = slicing.read_columns(str(tmp_path), ["payment", "hour"])
+
+    assert values == {"payment": [None, None, "Cash"], "hour": [1, 2, 3]}

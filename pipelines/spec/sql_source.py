@@ -10,7 +10,8 @@ driver says them (PostgreSQL's type codes), else by the values (SQLite). From
 there on the data is a Parquet file: profiled, split and converted as one.
 The file is replaced only when the rows changed, so an unchanged table keeps
 the run up to date and TFX's cache valid. The rows are held in memory while
-they are written.
+they are written. `connected` keeps one connection for several queries
+(`sql_spans`: the list of spans, then each new span's rows).
 """
 
 from __future__ import annotations

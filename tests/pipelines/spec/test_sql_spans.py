@@ -9,6 +9,7 @@ message or a file.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -220,3 +221,32 @@ def test_the_docs_example_validates_on_postgres(postgres, tmp_path, make_spec, m
     assert [span.number for span in resolved.spans] == [2022, 2023, 2024]
     assert resolved.spec.data.window == 2
     assert pq.read_metadata(resolved.data_files[0]).num_rows == 30
+
+
+def test_on_the_airflow_target_a_window_is_refused_as_with_file_spans(postgres, make_spec, spec_problems, monkeypatch):
+    url, engine = postgres
+    monkeypatch.setenv("DB_URL", url)
+    if not _exists(engine, "trips_bad"):
+        _table(engine, "trips_bad", [1, 2])
+    spec = _spec(make_spec, "trips_bad", window=2)
+    spec.write_text(spec.read_text(encoding="utf-8") + "orchestrator: {target: airflow}\n", encoding="utf-8")
+    (problem,) = [p for p in spec_problems(spec) if p.path.startswith("data")]
+    assert problem.path == "data.window" and "the airflow target trains on the newest span alone" in problem.message
+
+
+def test_a_compiled_pipeline_reads_the_exports_as_file_spans(postgres, tmp_path, make_spec, monkeypatch):
+    """The beam/airflow targets compile without a range: TFX's driver takes the newest exported span."""
+    from pipelines.compiler import compile_pipeline
+
+    url, engine = postgres
+    monkeypatch.setenv("DB_URL", url)
+    if not _exists(engine, "trips_bad"):
+        _table(engine, "trips_bad", [1, 2])
+    resolved = load_spec(str(_spec(make_spec, "trips_bad")), cwd=str(tmp_path), target="beam")
+    (component,) = [c for c in compile_pipeline(resolved).components if c.id == "ExampleGen"]
+    assert type(component).__name__ == "FileExampleGen"
+    properties = component.exec_properties
+    assert properties["input_base"] == str(tmp_path / "runs" / "taxi_small" / "data" / "sql")
+    split = json.loads(properties["input_config"])["splits"][0]  # TFX keeps the proto as JSON text
+    assert split["pattern"] == "span-{SPAN}/query.parquet"
+    assert properties.get("range_config") is None

@@ -126,10 +126,16 @@ def _rows_to_table(names: list[str], types: list, rows: list[tuple]) -> pa.Table
 
 
 def _write_if_changed(table: pa.Table, path: str) -> None:
-    """Writes `table` to `path` (complete or not at all); an unchanged file keeps its time, so caches hold."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    pq.write_table(table, f"{path}.tmp")
-    with open(f"{path}.tmp", "rb") as new:
+    """Writes `table` to `path` (complete or not at all); an unchanged file keeps its time, so caches hold.
+
+    The rows go to a hidden file of this process first (two `validate`s at once each write their own; a
+    killed one leaves a hidden name, which no data listing reads), then replace `path` in one step.
+    """
+    folder, name = os.path.split(path)
+    os.makedirs(folder, exist_ok=True)
+    partial = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    pq.write_table(table, partial)
+    with open(partial, "rb") as new:
         fresh = new.read()
     try:
         with open(path, "rb") as old:
@@ -137,9 +143,9 @@ def _write_if_changed(table: pa.Table, path: str) -> None:
     except OSError:
         same = False
     if same:
-        os.remove(f"{path}.tmp")
+        os.remove(partial)
     else:
-        os.replace(f"{path}.tmp", path)
+        os.replace(partial, path)
 
 
 class Database:

@@ -92,6 +92,7 @@ def test_validate_exports_each_span_once_and_lists_the_spans(postgres, tmp_path,
     for year in first:
         assert _years(str(pattern).format(year)) == {year}  # `{SPAN}` became the span's number
         assert pq.read_metadata(str(pattern).format(year)).num_rows == 30
+        assert os.listdir(os.path.dirname(str(pattern).format(year))) == ["query.parquet"]  # no partial file left
 
     # A 4th span arrives; span 2021's rows change in the database, which an exported span does not see.
     _insert(engine, table, 2024)

@@ -61,14 +61,15 @@ def query_span_problems(data) -> Iterator[tuple[str, str]]:
         yield (
             "data.spans_sql",
             "`{SPAN}` in `sql` makes the query's rows spans, and nothing lists them. Expected `spans_sql`, a query "
-            "returning one column of span numbers. Add e.g. `spans_sql: SELECT DISTINCT year FROM trips` under "
-            "`data:`, or remove `{SPAN}` from `sql`.",
+            "returning one column of span numbers. Received: no `spans_sql`. Add e.g. `spans_sql: SELECT DISTINCT "
+            "year FROM trips` under `data:`, or remove `{SPAN}` from `sql`.",
         )
     if data.spans_sql is not None and not _ANY_SPAN.search(data.sql):
         yield (
             "data.spans_sql",
             "`spans_sql` lists spans, and `sql` has no `{SPAN}` to put them in. Expected `{SPAN}` in `sql` (e.g. "
-            "`WHERE year = {SPAN}`). Received: sql without it. Add `{SPAN}` to `sql`, or remove `spans_sql`.",
+            f"`WHERE year = {{SPAN}}`). Received: sql={data.sql!r:.80}. Add `{{SPAN}}` to `sql`, or remove "
+            "`spans_sql`.",
         )
 
 

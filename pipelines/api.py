@@ -94,7 +94,8 @@ def run(
         spec's own `hooks:`.
       stream: where progress and the summary go (default stdout).
       wait_seconds: how long to wait for another run on the same root to finish.
-      span: with spans in `data.path`, ingest (backfill) this span, whether ingested before or not.
+      span: with spans in `data.path` (or `data.sql`), ingest (backfill) this span, whether ingested before
+        or not; a query's span is queried again first.
 
     Returns:
       What the run did.
@@ -102,7 +103,8 @@ def run(
     Raises:
       ComponentFailed: a component failed; finished artifacts stay published.
       RootBusy: another run holds the root after `wait_seconds`.
-      SpanNotFound: `span` is not a span `data.path` matches.
+      SpanNotFound: `span` is not a span `data.path` matches (or `data.spans_sql` lists).
+      SqlProblem: `span`'s query failed (a spec with `{SPAN}` in `data.sql`).
     """
 
     stream = stream or sys.stdout
@@ -123,6 +125,8 @@ def _ingest_spans(resolved: ResolvedSpec, span: int | None, stream) -> ResolvedS
     span it trains on (`ingest_span`; None after a backfill of an older span)."""
 
     plan = span_runs.plan_spans(resolved, span_runs.ingested_spans(resolved), span)
+    if span is not None:
+        span_runs.export_backfilled_span(resolved, span)  # `{SPAN}` in `data.sql`: span N's rows, queried again
     read = False
     if plan.ingest_only:
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")

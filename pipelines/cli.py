@@ -35,6 +35,7 @@ from pipelines.scoring.command import add_predict_command
 from pipelines.spec import SpecError
 from pipelines.spec.run_failures import explain_failure
 from pipelines.spec.span_rules import describe_spans
+from pipelines.spec.sql_source import SqlProblem
 from pipelines.steps.listing import format_listing
 from pipelines.steps.plan import plan_steps
 from pipelines.targets.commands import add_compile_command, add_submit_command, add_target_option, run_on_target
@@ -145,6 +146,14 @@ def _cmd_run(args) -> int:
 def _run_on(resolved, args) -> int:
 
     target = args.target or resolved.spec.orchestrator.target
+    if args.span is not None and not resolved.spans and resolved.spec.data.sql is not None:
+        print(
+            f"error: {resolved.spec_file}: --span {args.span}: `data.sql` has no `{{SPAN}}`. Expected a query such "
+            "as `SELECT * FROM trips WHERE year = {SPAN}`, with `spans_sql` listing the spans. Drop --span, or "
+            "add `{SPAN}` to `data.sql` and `spans_sql` under `data:`.",
+            file=sys.stderr,
+        )
+        return 2
     if args.span is not None and not resolved.spans:
         print(
             f"error: {resolved.spec_file}: --span {args.span}: `data.path` has no span placeholder. Expected a "
@@ -168,6 +177,9 @@ def _run_on(resolved, args) -> int:
     except SpanNotFound as error:
         print(f"error: {resolved.spec_file}: {error}", file=sys.stderr)
         return 2
+    except SqlProblem as error:  # `--span N` on a query with `{SPAN}`: the span's rows, queried again
+        print(f"error: {resolved.spec_file}: {error.key}: {error}", file=sys.stderr)
+        return 1
     except ComponentFailed as error:
         # A cause the data explains is one line (file, column, row); the raw error is in the log.
         cause = explain_failure(resolved, error.__cause__) or str(error.__cause__).strip()
@@ -221,7 +233,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="with spans in data.path: ingest (backfill) span N, its newest version, even if ingested before",
+        help="with spans in data.path (or data.sql): ingest (backfill) span N, its newest version, even if "
+        "ingested before; a query's span N is queried again",
     )
     add_target_option(run)
     add_compile_command(commands)

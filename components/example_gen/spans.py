@@ -22,6 +22,7 @@ from components.common.data_files import keep_data_files
 __all__ = [
     "Span",
     "has_span_spec",
+    "has_span_number",
     "split_span_path",
     "list_spans",
     "missing_spans",
@@ -33,6 +34,7 @@ __all__ = [
 # TFX's placeholders (tfx/components/example_gen/utils.py: SPAN_FULL_REGEX, DATE_SPECS, VERSION_FULL_REGEX),
 # spelled here so that telling a span path costs no TFX import.
 _SPEC = re.compile(r"\{SPAN(:[^}]*)?\}|\{YYYY\}|\{MM\}|\{DD\}|\{VERSION(:[^}]*)?\}")
+_SPAN_NUMBER = re.compile(r"\{SPAN(:[^}]*)?\}")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
@@ -54,6 +56,11 @@ class Span:
 def has_span_spec(path: str) -> bool:
     """Whether `path` holds one of TFX's span, date or version placeholders."""
     return bool(_SPEC.search(path))
+
+
+def has_span_number(text: str) -> bool:
+    """Whether `text` holds TFX's `{SPAN}` (or `{SPAN:N}`) placeholder."""
+    return bool(_SPAN_NUMBER.search(text))
 
 
 def split_span_path(path: str) -> tuple[str, str]:

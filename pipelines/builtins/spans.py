@@ -1,10 +1,10 @@
-"""What the spans of `data.path` change in the built-ins' wiring: a window of spans, drift between spans."""
+"""What the spans of `data.path` (or of `data.sql`) change in the built-ins' wiring: a window of spans, drift between spans."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from components.example_gen.spans import has_span_spec, window_examples
+from components.example_gen.spans import window_examples
 
 if TYPE_CHECKING:
     from pipelines.spec.models import PipelineSpec
@@ -15,7 +15,7 @@ __all__ = ["after_example_gen", "caches_analysis", "span_drift", "training_windo
 
 def span_drift(spec: PipelineSpec) -> bool:
     """With spans, `data.checks.drift` compares the new span with the previous one, not eval with train."""
-    return bool(spec.data.path and has_span_spec(spec.data.path) and spec.data.checks.drift)
+    return bool(spec.data.has_spans and spec.data.checks.drift)
 
 
 def caches_analysis(spec: PipelineSpec) -> bool:
@@ -25,7 +25,7 @@ def caches_analysis(spec: PipelineSpec) -> bool:
     read. Without a window (one span per run) there is nothing to reuse, and the Transform keeps the cache
     key it had before the cache existed.
     """
-    return bool(spec.data.path and has_span_spec(spec.data.path) and spec.data.window > 1)
+    return bool(spec.data.has_spans and spec.data.window > 1)
 
 
 def training_window(resolved: ResolvedSpec) -> int:

@@ -16,12 +16,13 @@ from pipelines.outcome.metadata_file import open_metadata
 from pipelines.runners.local import run_pipeline
 from pipelines.runners.progress import ProgressPrinter
 from pipelines.spec import ResolvedSpec
+from pipelines.spec.sql_spans import export_span
 
-__all__ = ["SpanNotFound", "SpanPlan", "ingested_spans", "plan_spans", "ingest_only"]
+__all__ = ["SpanNotFound", "SpanPlan", "ingested_spans", "plan_spans", "export_backfilled_span", "ingest_only"]
 
 
 class SpanNotFound(ValueError):
-    """`run --span N` names a span that `data.path` does not match."""
+    """`run --span N` names a span that `data.path` does not match (or `data.spans_sql` does not list)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +103,11 @@ def plan_spans(resolved: ResolvedSpec, ingested: dict[int, int | None], backfill
         chosen = next((span for span in spans if span.number == backfill), None)
         if chosen is None:
             listed = ", ".join(str(span.number) for span in spans[-10:])
+            if resolved.spec.data.sql is not None:
+                raise SpanNotFound(
+                    f"--span {backfill}: `data.spans_sql` lists no such span. Expected one of the spans it lists "
+                    f"(newest: {listed}). Received: {backfill}. Pick a listed span, or load its rows first."
+                )
             raise SpanNotFound(
                 f"--span {backfill}: {resolved.spec.data.path} has no such span. Expected one of the spans it "
                 f"matches (newest: {listed}). Received: {backfill}. Pick a listed span, or add its files first."
@@ -111,6 +117,18 @@ def plan_spans(resolved: ResolvedSpec, ingested: dict[int, int | None], backfill
         return SpanPlan((chosen,), None, (chosen,))
     new = tuple(span for span in spans if span.number not in ingested)
     return SpanPlan(tuple(span for span in new if span is not newest), newest, new)
+
+
+def export_backfilled_span(resolved: ResolvedSpec, span: int) -> None:
+    """`run --span N` on a query with `{SPAN}`: span N's rows are queried again (a backfill may be a corrected
+    span); its export is replaced only when the rows changed, so an unchanged span stays cached in TFX.
+
+    Raises:
+        SqlProblem: the database refuses the connection, or the span's query fails or returns no rows.
+    """
+    data = resolved.spec.data
+    if data.spanned_query:  # `validate` refused a root on an object store, where nothing is exported
+        export_span(data.sql, data.connection, resolved.data_path, span)
 
 
 def ingest_only(resolved: ResolvedSpec, span: Span, beam_args: tuple[str, ...], log_file: str, stream) -> bool:

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 from components.common.csv_dialect import CsvDialect
 from components.example_gen.formats import FORMATS
-from components.example_gen.spans import has_span_spec
 from components.transform import expressions
 from pipelines.profiling.data_checks import (
     DataProblem,
@@ -62,7 +61,7 @@ def rule_data(ctx) -> Iterator[SpecProblem]:
         if problems or ctx.profile is not None:
             return
     try:
-        if has_span_spec(ctx.resolved.data_path):
+        if ctx.spec.data.has_spans:  # `data.path`, or a query's exports (`sql_spans`): a `{SPAN}` pattern
             spans, files, data_format = newest_span_files(ctx.resolved.data_path, ctx.spec.data.format)
             ctx.resolved = dataclasses.replace(ctx.resolved, spans=spans, data_files=tuple(files))
         else:
@@ -100,7 +99,7 @@ def rule_data(ctx) -> Iterator[SpecProblem]:
         else:
             ctx.profile = profile_tfrecord(files)
     except DataProblem as err:
-        yield ctx.problem("data.path", str(err))
+        yield ctx.problem("data.path" if ctx.spec.data.sql is None else "data.sql", str(err))  # sql: its export
         return
     columns = ctx.profile.columns
     for name, feature in ctx.spec.features.items():

@@ -3,6 +3,8 @@
 import dataclasses
 from typing import Literal, Optional
 
+from components.example_gen.spans import has_span_number, has_span_spec
+
 __all__ = ["DEFAULT_NA_VALUES", "DataChecksSpec", "DataSpec"]
 
 DEFAULT_NA_VALUES: tuple[str, ...] = ("", "NA", "N/A", "NaN", "nan", "null")
@@ -94,14 +96,19 @@ class DataSpec:
     the environment (`connection: "${DB_URL}"`, so no password sits in the
     spec). Each run exports the rows once, typed by the database's column
     types, to `<root>/data/query.parquet` (`pipelines/spec/sql_source.py`).
+    `{SPAN}` in `sql` makes the query's rows spans: `spans_sql` (required then)
+    lists the span numbers, and each span not yet exported is exported, with
+    `{SPAN}` replaced by its number, to `<root>/data/sql/span-N/query.parquet`,
+    from where the spans are file spans (`pipelines/spec/sql_spans.py`).
 
     With spans in `path` (TFX's `{SPAN}`, `{VERSION}`,
-    `{YYYY}`/`{MM}`/`{DD}`), `window` is how many of the newest spans Transform's
-    analysis and the Trainer read (default 1: the newest only).
+    `{YYYY}`/`{MM}`/`{DD}`) or in `sql`, `window` is how many of the newest
+    spans Transform's analysis and the Trainer read (default 1: the newest only).
     """
 
     path: Optional[str] = None
     sql: Optional[str] = None
+    spans_sql: Optional[str] = None
     connection: Optional[str] = None
     format: Optional[Literal["csv", "tfrecord", "image_folder", "parquet", "avro", "jsonl"]] = None
     window: int = 1
@@ -124,6 +131,11 @@ class DataSpec:
                 "`sql` and `connection` go together: the query and the database it runs on. "
                 f"Received: sql={self.sql!r:.60}, connection={'set' if self.connection else None}. "
                 'Example: `sql: "SELECT * FROM trips"` and `connection: "${DB_URL}"` (a SQLAlchemy URL).'
+            )
+        if self.spans_sql is not None and self.sql is None:
+            raise ValueError(
+                "`spans_sql` lists the span numbers of a query: it goes with `sql` holding `{SPAN}`. Received: "
+                "spans_sql with `path`. Remove `spans_sql` (a path names its spans with `{SPAN}` in the file names)."
             )
         if self.sql is not None and self.format is not None:
             raise ValueError(
@@ -152,3 +164,13 @@ class DataSpec:
                     f"`{name}` is for CSV files. Received: format={self.format}, {name}={getattr(self, name)!r}. "
                     f"Remove `{name}`."
                 )
+
+    @property
+    def spanned_query(self) -> bool:
+        """`{SPAN}` in `sql`: the query's rows are exported per span (`pipelines/spec/sql_spans.py`)."""
+        return self.sql is not None and has_span_number(self.sql)
+
+    @property
+    def has_spans(self) -> bool:
+        """Whether the data comes in spans: placeholders in `path`, or `{SPAN}` in `sql`."""
+        return has_span_spec(self.path) if self.path is not None else self.spanned_query

@@ -11,7 +11,7 @@ from components.common.csv_dialect import CsvDialect
 from components.example_gen.spans import Span
 from pipelines.spec.models import PipelineSpec
 
-__all__ = ["ResolvedSpec", "resolve_path", "sql_export_path"]
+__all__ = ["ResolvedSpec", "resolve_path", "sql_export_path", "sql_span_pattern"]
 
 _PACKAGE_SCHEME = "package://"
 _URI = re.compile(r"^[a-z][a-z0-9+.-]*://")
@@ -20,6 +20,18 @@ _URI = re.compile(r"^[a-z][a-z0-9+.-]*://")
 def sql_export_path(root: str) -> str:
     """Where a run's `data.sql` rows are exported (one Parquet file in the pipeline root)."""
     return os.path.join(root, "data", "query.parquet")
+
+
+def sql_span_pattern(root: str) -> str:
+    """Where a `data.sql` with `{SPAN}` exports each span's rows: a file-span pattern in the pipeline root."""
+    return os.path.join(root, "data", "sql", "span-{SPAN}", "query.parquet")
+
+
+def _data_path(spec: PipelineSpec, base_dir: str, root: str) -> str:
+    """`data.path` resolved; for a query, the file(s) its rows are exported to, which the run reads (`sql_source`)."""
+    if spec.data.path:
+        return resolve_path(spec.data.path, base_dir)
+    return sql_span_pattern(root) if spec.data.spanned_query else sql_export_path(root)
 
 
 def resolve_path(path: str, base_dir: str) -> str:
@@ -60,7 +72,7 @@ class ResolvedSpec:
     csv_dialect: CsvDialect = CsvDialect()  # how CSV cells are separated (`data.delimiter`, `skip_initial_space`)
     columns: tuple[str, ...] = ()
     numeric_columns: frozenset[str] = frozenset()
-    spans: tuple[Span, ...] = ()  # a `data.path` with `{SPAN}`/date placeholders: every span, oldest first
+    spans: tuple[Span, ...] = ()  # `{SPAN}`/date placeholders in `data.path` (or `data.sql`): every span, oldest first
     ingest_span: int | None = None  # the span this run's ExampleGen ingests (None: TFX's driver takes the newest)
     transform_module_file: str | None = None  # `transform.module_file`, absolute
     training_module_file: str | None = None  # `training.module_file`, absolute
@@ -97,8 +109,7 @@ class ResolvedSpec:
             spec=spec,
             spec_file=os.path.abspath(spec_file),
             root=root,
-            # A query's rows are exported to a Parquet file in the root, which the run reads (`sql_source`).
-            data_path=resolve_path(spec.data.path, base_dir) if spec.data.path else sql_export_path(root),
+            data_path=_data_path(spec, base_dir, root),
             schema_path=resolve_path(spec.schema, base_dir) if spec.schema else None,
             serving_dir=serving_dir,
             model_name=spec.push.model_name or spec.pipeline.name,

@@ -1,5 +1,7 @@
 """`data.path` with spans (`{SPAN}`, `{VERSION}`, `{YYYY}`/`{MM}`/`{DD}`): which files a check reads.
 
+A query with `{SPAN}` (`sql_spans`) is exported to such a path, and checked the same way.
+
 A span path is checked on its newest span (the data a run ingests next): the columns, types and label
 classes the spec relies on come from it, so a new span that breaks the spec stops the run at `validate`.
 """
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.example_gen.spans import Span, has_span_spec, list_spans, missing_spans
+from components.example_gen.spans import Span, list_spans, missing_spans
 from pipelines.profiling.data_checks import DataProblem, list_data_files
 from pipelines.spec.errors import SpecProblem
 
@@ -64,13 +66,21 @@ def describe_spans(spans: tuple[Span, ...] | list[Span]) -> str:
 
 
 def rule_window(ctx) -> Iterator[SpecProblem]:
-    """`data.window` above 1 needs spans in `data.path` (a window counts spans)."""
-    window = ctx.spec.data.window
-    if window > 1 and not has_span_spec(ctx.spec.data.path):
+    """`data.window` above 1 needs spans in `data.path` or `data.sql` (a window counts spans)."""
+    data = ctx.spec.data
+    window = data.window
+    if window > 1 and not data.has_spans and data.sql is not None:
+        yield ctx.problem(
+            "data.window",
+            f"`window: {window}` reads the newest {window} spans, and `data.sql` has no `{{SPAN}}`. Expected "
+            "`{SPAN}` in `sql` (e.g. `WHERE year = {SPAN}`) with `spans_sql` listing the spans. Received: a query "
+            "without spans. Add `{SPAN}` and `spans_sql`, or remove `window`.",
+        )
+    elif window > 1 and not data.has_spans:
         yield ctx.problem(
             "data.window",
             f"`window: {window}` reads the newest {window} spans, and `data.path` names no spans. Expected "
-            f"`{{SPAN}}` (or `{{YYYY}}`/`{{MM}}`/`{{DD}}`) in `data.path`. Received: path={ctx.spec.data.path}. "
+            f"`{{SPAN}}` (or `{{YYYY}}`/`{{MM}}`/`{{DD}}`) in `data.path`. Received: path={data.path}. "
             "Put the span placeholder in `data.path` (e.g. data/span-{SPAN}/*.csv), or remove `window`.",
         )
 
@@ -84,7 +94,7 @@ def rule_spans_on_target(ctx) -> Iterator[SpecProblem]:
     """
     spec = ctx.spec
     target = spec.orchestrator.target
-    if not has_span_spec(spec.data.path or ""):
+    if not spec.data.has_spans:
         return
     if spec.data.window > 1 and target in ("airflow", "kubeflow"):
         yield ctx.problem(

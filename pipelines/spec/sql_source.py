@@ -10,20 +10,22 @@ driver says them (PostgreSQL's type codes), else by the values (SQLite). From
 there on the data is a Parquet file: profiled, split and converted as one.
 The file is replaced only when the rows changed, so an unchanged table keeps
 the run up to date and TFX's cache valid. The rows are held in memory while
-they are written.
+they are written. `connected` keeps one connection for several queries
+(`sql_spans`: the list of spans, then each new span's rows).
 """
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["SqlProblem", "expand_connection", "redacted", "export_query"]
+__all__ = ["Database", "SqlProblem", "connected", "expand_connection", "redacted", "export_query"]
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _FETCH_ROWS = 50_000
@@ -124,10 +126,16 @@ def _rows_to_table(names: list[str], types: list, rows: list[tuple]) -> pa.Table
 
 
 def _write_if_changed(table: pa.Table, path: str) -> None:
-    """Writes `table` to `path` (complete or not at all); an unchanged file keeps its time, so caches hold."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    pq.write_table(table, f"{path}.tmp")
-    with open(f"{path}.tmp", "rb") as new:
+    """Writes `table` to `path` (complete or not at all); an unchanged file keeps its time, so caches hold.
+
+    The rows go to a hidden file of this process first (two `validate`s at once each write their own; a
+    killed one leaves a hidden name, which no data listing reads), then replace `path` in one step.
+    """
+    folder, name = os.path.split(path)
+    os.makedirs(folder, exist_ok=True)
+    partial = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    pq.write_table(table, partial)
+    with open(partial, "rb") as new:
         fresh = new.read()
     try:
         with open(path, "rb") as old:
@@ -135,20 +143,65 @@ def _write_if_changed(table: pa.Table, path: str) -> None:
     except OSError:
         same = False
     if same:
-        os.remove(f"{path}.tmp")
+        os.remove(partial)
     else:
-        os.replace(f"{path}.tmp", path)
+        os.replace(partial, path)
 
 
-def export_query(sql: str, connection: str, path: str, environ: Mapping[str, str] = os.environ) -> int:
-    """Runs `sql` on the database at `connection` (`${VAR}` expanded) and writes its rows to `path` (Parquet).
+class Database:
+    """An open connection to `data.connection`'s database: queries whose errors are SqlProblems without the password."""
 
-    Returns:
-        The number of rows.
+    def __init__(self, connection, url: str, dialect: str):
+        self._connection = connection
+        self._url = url
+        self.dialect = dialect
+        self.shown = redacted(url)
+
+    def rows(self, sql: str, key: str = "data.sql") -> tuple[list[str], list, list[tuple]]:
+        """(column names, Arrow types where the driver says them, rows) of `sql`; `key` names the spec key to fix.
+
+        Raises:
+            SqlProblem: the query fails or returns no result set (not a SELECT).
+        """
+        import sqlalchemy
+        from sqlalchemy import exc
+
+        try:
+            result = self._connection.execute(sqlalchemy.text(sql))
+            if not result.returns_rows:
+                raise SqlProblem(f"the query returns no rows (is it a SELECT?). Write a SELECT in `{key}`.", key)
+            names = list(result.keys())
+            types = [_column_type(self.dialect, d[1]) for d in result.cursor.description]
+            rows: list[tuple] = []
+            for chunk in iter(lambda: result.fetchmany(_FETCH_ROWS), []):
+                rows.extend(tuple(row) for row in chunk)
+        except exc.DBAPIError as err:
+            raise SqlProblem(
+                f"the query failed on `{self.shown}`: {_scrubbed(err.orig, self._url)}. Fix `{key}`.", key
+            ) from None
+        return names, types, rows
+
+    def export(self, sql: str, path: str, what: str = "the query") -> int:
+        """Writes the rows of `sql` to `path` (Parquet, complete or not at all); returns their number.
+
+        Raises:
+            SqlProblem: the query fails, returns no rows, or a column holds several types.
+        """
+        names, types, rows = self.rows(sql)
+        if not rows:
+            raise SqlProblem(
+                f"{what} returned no rows on `{self.shown}`. Expected the data's rows. Fix `data.sql`.", "data.sql"
+            )
+        _write_if_changed(_rows_to_table(names, types, rows), path)
+        return len(rows)
+
+
+@contextlib.contextmanager
+def connected(connection: str, environ: Mapping[str, str] = os.environ) -> Iterator[Database]:
+    """The database at `connection` (`${VAR}` expanded), connected for the block and closed after it.
 
     Raises:
-        SqlProblem: an unset variable, a URL SQLAlchemy cannot use, a database refusing the connection, a
-            failing query, a query without rows or columns, or a column holding several types.
+        SqlProblem: an unset variable, a URL SQLAlchemy cannot use, or a database refusing the connection.
     """
     import sqlalchemy
     from sqlalchemy import exc
@@ -175,25 +228,20 @@ def export_query(sql: str, connection: str, path: str, environ: Mapping[str, str
                 "data.connection",
             ) from None
         with connection_:
-            try:
-                result = connection_.execute(sqlalchemy.text(sql))
-                if not result.returns_rows:
-                    raise SqlProblem("the query returns no rows (is it a SELECT?). Write a SELECT.", "data.sql")
-                names = list(result.keys())
-                dialect = engine.dialect.name
-                types = [_column_type(dialect, d[1]) for d in result.cursor.description]
-                rows: list[tuple] = []
-                for chunk in iter(lambda: result.fetchmany(_FETCH_ROWS), []):
-                    rows.extend(tuple(row) for row in chunk)
-            except exc.DBAPIError as err:
-                raise SqlProblem(
-                    f"the query failed on `{shown}`: {_scrubbed(err.orig, url)}. Fix `data.sql`.", "data.sql"
-                ) from None
+            yield Database(connection_, url, engine.dialect.name)
     finally:
         engine.dispose()
-    if not rows:
-        raise SqlProblem(
-            f"the query returned no rows on `{shown}`. Expected the data's rows. Fix `data.sql`.", "data.sql"
-        )
-    _write_if_changed(_rows_to_table(names, types, rows), path)
-    return len(rows)
+
+
+def export_query(sql: str, connection: str, path: str, environ: Mapping[str, str] = os.environ) -> int:
+    """Runs `sql` on the database at `connection` (`${VAR}` expanded) and writes its rows to `path` (Parquet).
+
+    Returns:
+        The number of rows.
+
+    Raises:
+        SqlProblem: an unset variable, a URL SQLAlchemy cannot use, a database refusing the connection, a
+            failing query, a query without rows or columns, or a column holding several types.
+    """
+    with connected(connection, environ) as database:
+        return database.export(sql, path)

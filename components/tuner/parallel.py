@@ -30,7 +30,7 @@ __all__ = ["TUNER_ID", "fn_args_record", "in_trial_process", "search_in_processe
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TUNER_ID = "KERASTUNER_TUNER_ID"
 # When every worker has ended, every trial has ended and the chief has saved it (it saves in the RPC that
-# ends a trial); the chief itself would notice only at its next 20 s poll (KerasTuner 1.4.8), so it is stopped.
+# ends a trial); the chief itself would notice only at its next 30 s poll (KerasTuner 1.3.5), so it is stopped.
 _CHIEF_GRACE_SECONDS = 2
 _LOG_TAIL_CHARS = 3000
 

@@ -29,10 +29,17 @@ def _read_json(path: str) -> Optional[Any]:
         return None
 
 
+def _shown(values: dict[str, Any]) -> dict[str, Any]:
+    """A trial's values: the built-in knobs decoded (`hidden_units` as a list), a module file's own
+    hyperparameters as they are; KerasTuner's own entries (`tuner/epochs`, ...) left out."""
+    own = {name: value for name, value in values.items() if not name.startswith("tuner/")}
+    return {**own, **knob_values(own)}
+
+
 def read_best(best_hyperparameters_uri: str) -> dict[str, Any]:
-    """The best knob values (`hidden_units` as a list); {} when the file is missing or unreadable."""
+    """The best values (`_shown`); {} when the file is missing or unreadable."""
     config = _read_json(os.path.join(best_hyperparameters_uri, BEST_FILE))
-    return knob_values(config.get("values", {})) if isinstance(config, dict) else {}
+    return _shown(config.get("values", {})) if isinstance(config, dict) else {}
 
 
 def read_trials(tuner_results_uri: str) -> list[dict[str, Any]]:
@@ -44,7 +51,7 @@ def read_trials(tuner_results_uri: str) -> list[dict[str, Any]]:
         {
             "trial_id": str(row.get("trial_id")),
             "score": row.get("score"),
-            "values": knob_values({k: v for k, v in row.items() if k not in ("trial_id", "score")}),
+            "values": _shown({k: v for k, v in row.items() if k not in ("trial_id", "score")}),
         }
         for row in rows
         if isinstance(row, dict)

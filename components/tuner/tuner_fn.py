@@ -11,12 +11,14 @@ split (`val_<objective>`), the direction from the metric. With
 worker processes through KerasTuner's distributed mode
 (`components.tuner.parallel`).
 
-KerasTuner 1.4 checks that a built model is a Keras 3 `keras.Model`; ours are
-Keras 2 (tf-keras) models. `TrialRunner` therefore overrides `run_trial`,
-KerasTuner's documented hook for a custom training loop: it builds, fits and
-returns the trial's metrics, and the oracle (random, Bayesian, Hyperband)
-works as it does for any tuner. Hyperband's rounds train from scratch for the
-round's epochs (no weights are carried between rounds).
+`TrialRunner` overrides `run_trial`, KerasTuner's documented hook for a
+custom training loop: it builds, fits and returns the last epoch's metrics
+(what the model the trial ends with scores; KerasTuner's own loop would keep
+its best epoch and save a checkpoint per epoch), and the oracle (random,
+Bayesian, Hyperband) works as it does for any tuner. Hyperband's rounds train
+from scratch for the round's epochs (no weights are carried between rounds).
+KerasTuner is pinned to 1.3.5 (`requirements.lock`): 1.4 and later accept
+Keras 3 models only, and TFX 1.16 trains Keras 2 (tf-keras) models.
 """
 
 from __future__ import annotations

@@ -8,10 +8,6 @@ string`), with a long dump that names neither the column nor the row (or,
 when the column has few distinct values, DataGate stops on "unexpected
 string values"). The runner asks `explain_failure` for a line to print
 instead; the dump stays in the run's log file.
-
-One failure that is not the data's is told the same way: a TFX module file's
-`tuner_fn` whose KerasTuner tuner builds tf-keras models, which KerasTuner
-1.4.8 refuses (it accepts Keras 3 models only).
 """
 
 from __future__ import annotations
@@ -26,8 +22,6 @@ from pipelines.spec.resolved import ResolvedSpec
 __all__ = ["explain_failure"]
 
 _TEXT_AS_NUMBER = re.compile(r"could not correctly convert string: ([^\n\]]*)")
-# KerasTuner 1.4.8's check of a built model (`Tuner._try_build`): a tf-keras (Keras 2) model is not a Keras 3 one.
-_TF_KERAS_TRIAL = "to return a valid Keras Model instance. Received: <tf_keras."
 # DataGate's line when the text column has few distinct values (TFDV gave the train split's a domain).
 _UNEXPECTED_STRINGS = "Unexpected string values"
 
@@ -43,17 +37,6 @@ def _numeric_columns(resolved: ResolvedSpec) -> dict[str, str]:
     return numeric
 
 
-def _tf_keras_trial(resolved: ResolvedSpec) -> str:
-    module = resolved.training_module_file or "the module file"
-    return (
-        f"the Tuner's KerasTuner (1.4.8) accepts Keras 3 models only, but the `tuner_fn` of {module} builds a "
-        "tf-keras (Keras 2) model, which TFX 1.16 trains. Expected a tuner whose trials build and fit the model "
-        "themselves. Subclass `keras_tuner.Tuner` and override `run_trial(self, trial, **fit_kwargs)` to build "
-        "the model from `trial.hyperparameters`, fit it and return its metrics (as `TrialRunner` in "
-        "components/tuner/tuner_fn.py does), or remove `tuning:`."
-    )
-
-
 def explain_failure(resolved: ResolvedSpec, error: BaseException) -> str | None:
     """One line saying what in the data made a component fail, or None when the data does not explain it.
 
@@ -64,8 +47,6 @@ def explain_failure(resolved: ResolvedSpec, error: BaseException) -> str | None:
     Returns:
         "what is wrong, where (file, line, cell), expected, how to fix", or None.
     """
-    if _TF_KERAS_TRIAL in str(error):
-        return _tf_keras_trial(resolved)
     found = _TEXT_AS_NUMBER.search(str(error))
     if found is None and _UNEXPECTED_STRINGS not in str(error):
         return None

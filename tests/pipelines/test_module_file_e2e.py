@@ -1,5 +1,7 @@
 """TFX's own penguin module file, unchanged, runs end to end: docs/custom_code.md's worked example, as written.
 
+The example tunes with the module's own `tuner_fn` (KerasTuner over tf-keras models) before its `run_fn`.
+
 One pipeline run for the module: the doc's Python block copies
 `penguin_utils_keras.py` from the installed tfx package and writes the penguin
 CSV; its YAML block is the spec. Stock TFX's own pipeline on the same file and
@@ -17,7 +19,7 @@ import sys
 
 import pytest
 import yaml
-from example_runs import run_example
+from example_runs import run_example, trained_variables
 from taxi_fixtures import REPO
 
 pytestmark = pytest.mark.e2e
@@ -60,6 +62,17 @@ def test_the_run_is_blessed_pushed_and_deployed(module_run):
     assert summary["metrics"]["accuracy"] >= MIN_ACCURACY, stdout
     assert "Pushed: " in stdout and "is `stable` (verified" in stdout, stdout
     assert re.search(r"Report: .*\.html", stdout)
+
+
+def test_the_modules_own_tuner_fn_tunes_and_its_run_fn_trains_the_best_values(module_run):
+    folder, summary, stdout = module_run
+    trials = summary["tuning"]["trials"]
+    assert len(trials) == 6  # penguin_utils_keras.tuner_fn: RandomSearch(max_trials=6)
+    best = summary["tuning"]["best"]
+    assert best == trials[0]["values"] and set(best) == {"num_layers", "learning_rate"}
+    assert f"Tuning: best of {len(trials)} trial(s)" in stdout
+    shapes = list(trained_variables(str(folder / "root")).values())
+    assert shapes.count((8, 8)) == best["num_layers"] - 1  # Dense(8) x num_layers, then Dense(3)
 
 
 def _examples(path: str) -> tuple[list[bytes], list[int]]:

@@ -112,23 +112,3 @@ def test_a_row_appended_while_the_run_reads_the_file_fails_in_one_line(tmp_path,
     assert "StringToNumberOp" not in result.stderr
     (log,) = [line.split("Full log: ", 1)[1] for line in result.stderr.splitlines() if line.startswith("Full log: ")]
     assert "StringToNumberOp could not correctly convert string: oops" in open(log, encoding="utf-8").read()
-
-
-def test_a_module_tuner_fn_whose_kerastuner_refuses_tf_keras_models_is_one_line(make_spec, tmp_path):
-    import keras_tuner
-    import tensorflow as tf
-
-    def build(hp):
-        return tf.keras.Sequential([tf.keras.layers.Dense(hp.Choice("units", [2, 4]))])  # tf-keras, as TFX needs
-
-    tuner = keras_tuner.RandomSearch(build, objective="loss", max_trials=1, directory=str(tmp_path / "kt"))
-    with pytest.raises(Exception) as raised:  # KerasTuner's FatalTypeError, as the Tuner's executor meets it
-        tuner.search(tf.zeros([4, 2]), tf.zeros([4, 1]), epochs=1, verbose=0)
-    (tmp_path / "tuner_module.py").write_text("def run_fn(a):\n    pass\n\n\ndef tuner_fn(a):\n    pass\n")
-    resolved = load_spec(str(make_spec({"training.module_file": "tuner_module.py", "tuning": {}})), cwd=str(tmp_path))
-
-    line = explain_failure(resolved, raised.value)
-
-    assert line is not None and "\n" not in line
-    assert f"the `tuner_fn` of {tmp_path / 'tuner_module.py'} builds a tf-keras (Keras 2) model" in line
-    assert "override `run_trial(self, trial, **fit_kwargs)`" in line

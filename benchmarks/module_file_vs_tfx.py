@@ -2,9 +2,10 @@
 
 Both run TFX's `penguin_utils_keras.py`, copied unchanged from the installed
 `tfx` package, on the same penguin CSV (docs/custom_code.md's worked example
-writes it) with the same steps (100 train steps, 5 eval steps): stock TFX
-through `penguin_pipeline_local.create_pipeline` under its LocalDagRunner
-(tuning, bulk inference and example diff off), ours through
+writes it) with the same steps (the module's `tuner_fn`, 20 steps a trial,
+then 100 train steps, 5 eval steps): stock TFX through
+`penguin_pipeline_local.create_pipeline` under its LocalDagRunner (tuning on,
+bulk inference and example diff off), ours through
 `python -m pipelines run` on the doc's spec. Each runs in a fresh process; we
 report wall time and the eval split's accuracy each Evaluator computed. The
 two split the rows by different hashes, so their eval splits differ.
@@ -36,7 +37,7 @@ root, data_root, module_file = sys.argv[1:4]
 LocalDagRunner().run(example.create_pipeline(
     pipeline_name="penguin_local_keras", pipeline_root=os.path.join(root, "pipeline"), data_root=data_root,
     module_file=module_file, accuracy_threshold=0.6, serving_model_dir=os.path.join(root, "serving"),
-    metadata_path=os.path.join(root, "metadata.db"), user_provided_schema_path=None, enable_tuning=False,
+    metadata_path=os.path.join(root, "metadata.db"), user_provided_schema_path=None, enable_tuning=True,
     enable_bulk_inferrer=False, enable_example_diff=False, examplegen_input_config=None,
     examplegen_range_config_date=None, resolver_range_config=None, beam_pipeline_args=[],
     enable_transform_input_cache=False))

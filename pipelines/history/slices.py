@@ -42,18 +42,29 @@ def slices_text(summary: dict) -> list[str]:
 
 
 def slice_deltas(summary_a: dict, summary_b: dict) -> list[dict[str, Any]]:
-    """Per slice and metric: A's value, B's value and B-A (None where a run lacks the slice or metric)."""
+    """Per slice and metric: A's value, B's value and B-A (None where a run lacks the slice or metric), and
+    each run's interval `[value, lower, upper]` under `a_interval`/`b_interval` (None without one)."""
     rows_a = {row["slice"]: row for row in summary_a.get("slices") or []}
     rows_b = {row["slice"]: row for row in summary_b.get("slices") or []}
     order = [*rows_a, *(name for name in rows_b if name not in rows_a)]
     result = []
     for slice_name in order:
-        metrics_a = (rows_a.get(slice_name) or {}).get("metrics", {})
-        metrics_b = (rows_b.get(slice_name) or {}).get("metrics", {})
+        row_a, row_b = rows_a.get(slice_name) or {}, rows_b.get(slice_name) or {}
+        metrics_a, metrics_b = row_a.get("metrics", {}), row_b.get("metrics", {})
         for name in sorted(set(metrics_a) | set(metrics_b)):
             a, b = metrics_a.get(name), metrics_b.get(name)
             delta = round(b - a, 4) if a is not None and b is not None else None
-            result.append({"slice": slice_name, "name": name, "a": a, "b": b, "delta": delta})
+            result.append(
+                {
+                    "slice": slice_name,
+                    "name": name,
+                    "a": a,
+                    "b": b,
+                    "delta": delta,
+                    "a_interval": (row_a.get("intervals") or {}).get(name),
+                    "b_interval": (row_b.get("intervals") or {}).get(name),
+                }
+            )
     return result
 
 
@@ -62,7 +73,13 @@ def slice_deltas_text(deltas: list[dict[str, Any]]) -> list[str]:
     if not deltas:
         return []
     rows = [
-        [d["slice"], d["name"], _number(d["a"]), _number(d["b"]), "-" if d["delta"] is None else f"{d['delta']:+.4f}"]
+        [
+            d["slice"],
+            d["name"],
+            _bounded(d["a"], d.get("a_interval")),
+            _bounded(d["b"], d.get("b_interval")),
+            "-" if d["delta"] is None else f"{d['delta']:+.4f}",
+        ]
         for d in deltas
     ]
     return [
@@ -74,10 +91,14 @@ def slice_deltas_text(deltas: list[dict[str, Any]]) -> list[str]:
 
 def _cell(row: dict, name: str) -> str:
     """A slice's value of metric `name`, with its interval when the row has one (`evaluation.confidence`)."""
-    bounds = (row.get("intervals") or {}).get(name)
-    if bounds is None:
-        return _number(row["metrics"].get(name))
-    return f"{_number(row['metrics'].get(name))} [{bounds[1]:.4f}, {bounds[2]:.4f}]"
+    return _bounded(row["metrics"].get(name), (row.get("intervals") or {}).get(name))
+
+
+def _bounded(value, bounds) -> str:
+    """`0.8000 [0.6812, 0.9188]` with an interval `[value, lower, upper]`, else the value alone."""
+    if bounds is None or value is None:
+        return _number(value)
+    return f"{_number(value)} [{bounds[1]:.4f}, {bounds[2]:.4f}]"
 
 
 def _number(value) -> str:

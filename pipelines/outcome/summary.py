@@ -233,7 +233,8 @@ def _confusion_line(classes: list[str], rows: list[list[int]]) -> str:
 
 
 def worst_slice_lines(slices: list[dict[str, Any]], gates: dict[str, bool]) -> list[str]:
-    """`Worst slice: binary_accuracy on region=C = 0.5510 (58 rows)`, one line per gated metric with slices."""
+    """`Worst slice: binary_accuracy on region=C = 0.5510 (58 rows)`, one line per gated metric with slices;
+    with `evaluation.confidence`, the slice's interval follows the value: `= 0.5510 [0.4210, 0.6810] (58 rows)`."""
     lines = []
     for name, higher in sorted(gates.items()):
         scored = [row for row in slices if name in row.get("metrics", {})]
@@ -241,8 +242,10 @@ def worst_slice_lines(slices: list[dict[str, Any]], gates: dict[str, bool]) -> l
             continue
         worst = (min if higher else max)(scored, key=lambda row: row["metrics"][name])
         gated = "" if name in worst.get("gated", []) else ", not gated"
+        bounds = (worst.get("intervals") or {}).get(name)
+        interval = f" [{bounds[1]:.4f}, {bounds[2]:.4f}]" if bounds else ""
         lines.append(
-            f"Worst slice: {name} on {worst['slice']} = {worst['metrics'][name]:.4f} "
+            f"Worst slice: {name} on {worst['slice']} = {worst['metrics'][name]:.4f}{interval} "
             f"({worst['example_count']:,} rows{gated})"
         )
     return lines

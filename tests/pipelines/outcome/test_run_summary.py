@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipelines.outcome.summary import RunSummary, format_summary
+from pipelines.outcome.summary import RunSummary, format_summary, worst_slice_lines
 
 TRAINING = {
     "train_steps": 1000,
@@ -61,3 +61,21 @@ def test_training_line_says_where_a_warm_start_started_or_why_it_was_cold():
     assert any(line.endswith(f"{base}; cold start (no blessed model yet (a first run))") for line in _lines(cold))
     # Without `training.warm_start`, neither.
     assert any(line.endswith(base) for line in _lines(RunSummary(training=dict(TRAINING))))
+
+
+def test_worst_slice_line_per_gated_metric_with_its_interval_when_there_is_one():
+    slices = [
+        {"slice": "region=A", "metrics": {"binary_accuracy": 0.91}, "example_count": 120, "gated": ["binary_accuracy"]},
+        {
+            "slice": "region=C",
+            "metrics": {"binary_accuracy": 0.551, "loss": 0.9},
+            "example_count": 1058,
+            "gated": ["binary_accuracy"],
+            "intervals": {"binary_accuracy": [0.551, 0.421, 0.681]},
+        },
+    ]
+
+    assert worst_slice_lines(slices, {"binary_accuracy": True, "loss": False}) == [
+        "Worst slice: binary_accuracy on region=C = 0.5510 [0.4210, 0.6810] (1,058 rows)",
+        "Worst slice: loss on region=C = 0.9000 (1,058 rows, not gated)",
+    ]

@@ -10,14 +10,18 @@ bulk inference and example diff off), ours through
 report wall time and the eval split's accuracy each Evaluator computed. The
 two split the rows by different hashes, so their eval splits differ: both
 pushed models are therefore also scored on the same rows, each eval split
-(`split_accuracy`: the serving signature on the split's examples).
+and on the rows both held out (`row_sets`; the serving signature on them). The module
+seeds nothing, so last the module's `run_fn` trains again in this process on
+each pipeline's transformed examples with the same seeds (`retrained`): what
+is left between the two is then the data each pipeline hands it.
 
-    .venv/bin/python benchmarks/module_file_vs_tfx.py [--workdir DIR]
+    .venv/bin/python benchmarks/module_file_vs_tfx.py [--workdir DIR] [--seeds N]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import os
@@ -101,42 +105,115 @@ def run_stock(folder: str, log_path: str) -> dict:
 PENGUIN_FEATURES = ("culmen_length_mm", "culmen_depth_mm", "flipper_length_mm", "body_mass_g")
 
 
-def split_accuracy(model_dir: str, split_dir: str) -> float:
-    """The share of a split's examples whose argmax of the model's `serving_default` output is the label."""
-    import numpy as np
+def split_rows(split_dir: str) -> dict[tuple, tuple[bytes, int]]:
+    """A split's rows: (the four measurements, the label) -> (a tf.Example of the measurements as floats, label).
+
+    TFX's CSV reader writes body_mass_g as an integer; the module parses every feature as a float.
+    """
     import tensorflow as tf
 
-    examples, labels = [], []
+    rows = {}
     for path in sorted(glob.glob(os.path.join(split_dir, "*"))):
         for record in tf.data.TFRecordDataset(path, compression_type="GZIP" if path.endswith(".gz") else ""):
             example = tf.train.Example.FromString(record.numpy())
             values = {k: (v.float_list.value or v.int64_list.value) for k, v in example.features.feature.items()}
-            # TFX's CSV reader writes body_mass_g as an integer; the module parses every feature as a float.
+            measured = tuple(round(float(values[k][0]), 3) for k in PENGUIN_FEATURES)
             features = {
-                k: tf.train.Feature(float_list=tf.train.FloatList(value=[float(values[k][0])]))
-                for k in PENGUIN_FEATURES
+                k: tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
+                for k, value in zip(PENGUIN_FEATURES, measured)
             }
-            examples.append(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
-            labels.append(int(values["species"][0]))
+            label = int(values["species"][0])
+            serialized = tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+            rows[(*measured, label)] = (serialized, label)
+    return rows
+
+
+def rows_accuracy(model_dir: str, rows: list[tuple[bytes, int]]) -> float:
+    """The share of `rows` whose argmax of the model's `serving_default` output is the label."""
+    import numpy as np
+    import tensorflow as tf
+
     serve = tf.saved_model.load(model_dir).signatures["serving_default"]
-    (scores,) = serve(examples=tf.constant(examples)).values()
-    return float(np.mean(scores.numpy().argmax(axis=1) == np.array(labels)))
+    (scores,) = serve(examples=tf.constant([example for example, _ in rows])).values()
+    return float(np.mean(scores.numpy().argmax(axis=1) == np.array([label for _, label in rows])))
+
+
+def row_sets(stock_eval: str, our_eval: str) -> dict[str, list[tuple[bytes, int]]]:
+    """Stock's eval split, ours, and the rows in both (held out by both pipelines: the fair comparison)."""
+    stock, ours = split_rows(stock_eval), split_rows(our_eval)
+    return {"stock": list(stock.values()), "ours": list(ours.values()), "both": [stock[k] for k in stock if k in ours]}
 
 
 def same_rows(folder: str) -> dict[str, dict[str, float]]:
-    """Each pushed model's accuracy on each pipeline's eval split (`stock`, `ours`)."""
+    """Each pushed model's accuracy on each pipeline's eval split (`stock`, `ours`) and on the rows in both."""
     models = {
         "stock TFX penguin_pipeline_local": glob.glob(os.path.join(folder, "stock", "serving", "*"))[0],
         "ours": glob.glob(os.path.join(folder, "ours", "serving", "penguins", "*"))[0],
     }
-    splits = {
-        "stock": glob.glob(os.path.join(folder, "stock", "pipeline", "CsvExampleGen", "examples", "*"))[0],
-        "ours": glob.glob(os.path.join(folder, "ours", "artifacts", "ExampleGen", "examples", "*"))[0],
+    sets = row_sets(
+        _pipeline_artifacts(folder, "stock")["eval_split"], _pipeline_artifacts(folder, "ours")["eval_split"]
+    )
+    return {name: {rows: rows_accuracy(model, sets[rows]) for rows in sets} for name, model in models.items()}
+
+
+def _pipeline_artifacts(folder: str, name: str) -> dict[str, str]:
+    """The transformed examples, Transform graph, schema and Tuner values one pipeline wrote under `folder`."""
+    base = os.path.join(folder, "stock", "pipeline") if name == "stock" else os.path.join(folder, "ours", "artifacts")
+    found = {
+        key: glob.glob(os.path.join(base, *parts, "*"))[0]
+        for key, parts in {
+            "examples": ("Transform", "transformed_examples"),
+            "transform_graph": ("Transform", "transform_graph"),
+            "schema": ("SchemaGen", "schema"),
+            "hyperparameters": ("Tuner", "best_hyperparameters"),
+        }.items()
     }
-    return {
-        name: {split: split_accuracy(model, os.path.join(uri, "Split-eval")) for split, uri in splits.items()}
-        for name, model in models.items()
-    }
+    example_gen = ("CsvExampleGen",) if name == "stock" else ("ExampleGen",)
+    found["eval_split"] = os.path.join(glob.glob(os.path.join(base, *example_gen, "examples", "*"))[0], "Split-eval")
+    return found
+
+
+def retrained(folder: str, seeds: tuple[int, ...]) -> dict[str, list[dict[str, float]]]:
+    """Per pipeline, per seed: the module's `run_fn` trained here on that pipeline's transformed examples (TFX's
+    FnArgs, its train/eval steps and tuned values), scored on each pipeline's eval split."""
+    import importlib.util
+
+    import tensorflow as tf
+    from tfx.components.trainer import fn_args_utils
+    from tfx.types import artifact_utils, standard_artifacts
+    from tfx.types import standard_component_specs as keys
+
+    loader = importlib.util.spec_from_file_location("penguin_module", os.path.join(folder, "penguin_utils_keras.py"))
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    pipelines = {name: _pipeline_artifacts(folder, name) for name in ("stock", "ours")}
+    sets = row_sets(pipelines["stock"]["eval_split"], pipelines["ours"]["eval_split"])
+    results: dict[str, list[dict[str, float]]] = {}
+    for name, found in pipelines.items():
+        examples = standard_artifacts.Examples()
+        examples.uri = found["examples"]
+        examples.split_names = artifact_utils.encode_split_names(["train", "eval"])
+        graph, schema = standard_artifacts.TransformGraph(), standard_artifacts.Schema()
+        graph.uri, schema.uri = found["transform_graph"], found["schema"]
+        with open(os.path.join(found["hyperparameters"], "best_hyperparameters.txt"), encoding="utf-8") as handle:
+            tuned = json.load(handle)
+        results[name] = []
+        for seed in seeds:
+            out = tempfile.mkdtemp(prefix=f"retrained_{name}_")
+            fn_args = fn_args_utils.get_common_fn_args(
+                {keys.EXAMPLES_KEY: [examples], keys.TRANSFORM_GRAPH_KEY: [graph], keys.SCHEMA_KEY: [schema]},
+                {keys.TRAIN_ARGS_KEY: '{"num_steps": 100}', keys.EVAL_ARGS_KEY: '{"num_steps": 5}'},
+                working_dir=out,
+            )
+            fn_args.transform_output = fn_args.transform_graph_path = found["transform_graph"]
+            fn_args.serving_model_dir, fn_args.model_run_dir = os.path.join(out, "serving"), os.path.join(out, "run")
+            fn_args.hyperparameters = tuned
+            tf.keras.utils.set_random_seed(seed)
+            with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):  # Keras's progress bars
+                module.run_fn(fn_args)
+            results[name].append({rows: rows_accuracy(fn_args.serving_model_dir, sets[rows]) for rows in sets})
+            shutil.rmtree(out, ignore_errors=True)
+    return results
 
 
 def run_ours(folder: str, log_path: str) -> dict:
@@ -170,6 +247,7 @@ def run_ours(folder: str, log_path: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workdir", help="folder for both runs (default: a new temporary folder)")
+    parser.add_argument("--seeds", type=int, default=3, help="seeded trainings per pipeline's examples (default: 3)")
     args = parser.parse_args()
     folder = args.workdir or tempfile.mkdtemp(prefix="bench_module_file_")
     os.makedirs(folder, exist_ok=True)
@@ -178,11 +256,22 @@ def main() -> None:
     write_example(folder)
     results = {"stock TFX penguin_pipeline_local": run_stock(folder, log), "ours": run_ours(folder, log)}
     scored = same_rows(folder)
-    print("\n| pipeline | wall (s) | eval accuracy (its Evaluator) | on stock's eval split | on our eval split |")
-    print("|---|---|---|---|---|")
+    header = "on stock's eval split | on our eval split | on rows both held out"
+    print(f"\n| pipeline | wall (s) | eval accuracy (its Evaluator) | {header} |")
+    print("|---|---|---|---|---|---|")
     for name, result in results.items():
         on = scored[name]
-        print(f"| {name} | {result['seconds']:.1f} | {result['accuracy']:.4f} | {on['stock']:.4f} | {on['ours']:.4f} |")
+        print(
+            f"| {name} | {result['seconds']:.1f} | {result['accuracy']:.4f} | {on['stock']:.4f} | {on['ours']:.4f} "
+            f"| {on['both']:.4f} |"
+        )
+    seeds = tuple(range(1, args.seeds + 1))
+    print(f"\nThe module's run_fn trained here on each pipeline's transformed examples, seeds {list(seeds)}:")
+    print(f"\n| examples from | {header} |")
+    print("|---|---|---|---|")
+    for name, runs in retrained(folder, seeds).items():
+        cells = [" / ".join(f"{run[rows]:.4f}" for run in runs) for rows in ("stock", "ours", "both")]
+        print(f"| {name} | {' | '.join(cells)} |")
 
 
 if __name__ == "__main__":

@@ -36,3 +36,15 @@ def executions_after(path: str, after_id: int) -> dict[str, str]:
 
 def max_execution_id(path: str) -> int:
     return max((e.id for e in store_for(path).get_executions()), default=0)
+
+
+def nodes_between(path: str, after_id: int, until_id: int) -> set[str]:
+    """The node ids of the executions in (after_id, until_id]."""
+    store = store_for(path)
+    return {
+        context.name.split(".", 1)[1]
+        for execution in store.get_executions()
+        if after_id < execution.id <= until_id
+        for context in store.get_contexts_by_execution(execution.id)
+        if context.type == "node"
+    }

@@ -21,7 +21,7 @@ import sys
 import pytest
 import yaml
 from example_runs import EXAMPLES
-from mlmd_queries import executions_after, max_execution_id, store_for
+from mlmd_queries import executions_after, max_execution_id, nodes_between, store_for
 from taxi_fixtures import REPO, write_spec
 
 pytestmark = pytest.mark.e2e
@@ -48,18 +48,6 @@ def spans_read(metadata: str, node: str, after_id: int, until_id: int) -> list[l
         artifacts = store.get_artifacts_by_id([e.artifact_id for e in events])
         found.append(sorted(a.properties["span"].int_value for a in artifacts if a.type == "Examples"))
     return found
-
-
-def nodes_between(metadata: str, after_id: int, until_id: int) -> set[str]:
-    """The node ids of the executions in (after_id, until_id]."""
-    store = store_for(metadata)
-    return {
-        context.name.split(".", 1)[1]
-        for execution in store.get_executions()
-        if after_id < execution.id <= until_id
-        for context in store.get_contexts_by_execution(execution.id)
-        if context.type == "node"
-    }
 
 
 SPEC = "pipelines/examples/taxi_spans.yaml"

@@ -16,7 +16,7 @@ import time
 
 import pyarrow.parquet as pq
 import pytest
-from mlmd_queries import max_execution_id, store_for
+from mlmd_queries import max_execution_id, nodes_between, store_for
 from postgres_server import INSTALL, PASSWORD, postgres_bin, running_postgres
 from taxi_fixtures import run_cli, taxi_spec, write_spec
 
@@ -152,22 +152,11 @@ def test_a_backfill_queries_its_span_again_and_ingests_it_alone(runs):
     metadata, marks = runs["metadata"], runs["marks"]
     assert "Backfilled span 1: later windows read it." in runs["backfill"].stdout
     assert spans_of(metadata, "ExampleGen", marks[2], marks[3], outputs=True) == [1]
-    assert "Trainer" not in {n for n in _nodes(metadata, marks[2], marks[3])}  # span 1 is not the newest
+    assert "Trainer" not in nodes_between(metadata, marks[2], marks[3])  # span 1 is not the newest
     assert min(fare for fare in runs["span_1_fares"] if fare is not None) >= 1000  # the rows changed in the database
     before, after = runs["before_backfill"], runs["after_backfill"]
     for name in ("span-2", "span-3"):
         assert (after[name].st_ino, after[name].st_mtime_ns) == (before[name].st_ino, before[name].st_mtime_ns)
-
-
-def _nodes(metadata: str, after_id: int, until_id: int) -> set[str]:
-    store = store_for(metadata)
-    return {
-        context.name.split(".", 1)[1]
-        for execution in store.get_executions()
-        if after_id < execution.id <= until_id
-        for context in store.get_contexts_by_execution(execution.id)
-        if context.type == "node"
-    }
 
 
 def test_no_password_in_the_root(runs):

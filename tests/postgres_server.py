@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["INSTALL", "postgres_bin", "free_port", "running_postgres"]
+__all__ = ["INSTALL", "postgres_bin", "free_port", "running_postgres", "postgres_engine"]
 
 INSTALL = "apt-get install -y postgresql (scripts/install_system_packages.sh does it)"
 PASSWORD = "s3cret-pw"
@@ -76,3 +76,20 @@ def running_postgres() -> Iterator[str]:
             )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def postgres_engine() -> Iterator[tuple[str, object]]:
+    """A running server's URL and a SQLAlchemy engine on it (disposed after); skips the test without PostgreSQL."""
+    import pytest
+
+    if postgres_bin() is None:
+        pytest.skip(f"PostgreSQL is not installed: {INSTALL}")
+    import sqlalchemy
+
+    with running_postgres() as url:
+        engine = sqlalchemy.create_engine(url)
+        try:
+            yield url, engine
+        finally:
+            engine.dispose()

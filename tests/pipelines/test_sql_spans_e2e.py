@@ -17,7 +17,7 @@ import time
 import pyarrow.parquet as pq
 import pytest
 from mlmd_queries import max_execution_id, nodes_between, store_for
-from postgres_server import INSTALL, PASSWORD, postgres_bin, running_postgres
+from postgres_server import PASSWORD, postgres_engine
 from taxi_fixtures import run_cli, taxi_spec, write_spec
 
 pytestmark = pytest.mark.e2e
@@ -73,10 +73,6 @@ def _insert(engine, header, types, rows, span: int) -> None:
 
 @pytest.fixture(scope="module")
 def runs(taxi_sample_csv, tmp_path_factory):
-    if postgres_bin() is None:
-        pytest.skip(f"PostgreSQL is not installed: {INSTALL}")
-    import sqlalchemy
-
     with open(taxi_sample_csv, encoding="utf-8", newline="") as handle:
         header, *rows = list(csv.reader(handle))
     spans = {n: rows[(n - 1) * ROWS_PER_SPAN : n * ROWS_PER_SPAN] for n in (1, 2, 3)}
@@ -95,8 +91,7 @@ def runs(taxi_sample_csv, tmp_path_factory):
     spec_file = write_spec(folder / "spec.yaml", spec)
     metadata = str(root / "metadata.sqlite")
     exports = root / "data" / "sql"
-    with running_postgres() as url:
-        engine = sqlalchemy.create_engine(url)
+    with postgres_engine() as (url, engine):
         columns = ", ".join(f'"{name}" {kind}' for name, kind in zip(header, types))
         with engine.begin() as connection:
             connection.exec_driver_sql(f"CREATE TABLE trips (span integer, {columns})")
@@ -119,7 +114,6 @@ def runs(taxi_sample_csv, tmp_path_factory):
                 result["marks"].append(max_execution_id(metadata))
         finally:
             os.environ.pop("DB_URL", None)
-            engine.dispose()
     result["after_backfill"] = {p.parent.name: p.stat() for p in exports.glob("span-*/query.parquet")}
     result["root"] = str(root)
     result["span_1_fares"] = pq.read_table(exports / "span-1" / "query.parquet", columns=["fare"]).column(0).to_pylist()

@@ -15,7 +15,7 @@ import sqlite3
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from postgres_server import INSTALL, PASSWORD, free_port, postgres_bin, running_postgres
+from postgres_server import PASSWORD, free_port, postgres_engine
 
 from pipelines.load import load_spec
 from pipelines.spec.sql_source import SqlProblem, expand_connection, export_query, redacted
@@ -40,12 +40,7 @@ def _rows(count: int = 30) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def postgres():
-    if postgres_bin() is None:
-        pytest.skip(f"PostgreSQL is not installed: {INSTALL}")
-    import sqlalchemy
-
-    with running_postgres() as url:
-        engine = sqlalchemy.create_engine(url)
+    with postgres_engine() as (url, engine):
         with engine.begin() as connection:
             connection.exec_driver_sql(
                 "CREATE TABLE trips (id integer, fare numeric(6, 2), tips real, trip_miles double precision, "
@@ -53,7 +48,6 @@ def postgres():
             )
             for row in _rows():
                 connection.exec_driver_sql("INSERT INTO trips VALUES (%s, %s, %s, %s, %s, %s, %s, NULL)", row)
-        engine.dispose()
         yield url
 
 

@@ -16,7 +16,7 @@ import sys
 
 import pyarrow.parquet as pq
 import pytest
-from postgres_server import INSTALL, PASSWORD, postgres_bin, running_postgres
+from postgres_server import PASSWORD, postgres_engine
 
 from pipelines import cli
 from pipelines.load import load_spec
@@ -31,14 +31,8 @@ SPANS_SQL = "SELECT DISTINCT year FROM {table}"
 
 @pytest.fixture(scope="module")
 def postgres():
-    if postgres_bin() is None:
-        pytest.skip(f"PostgreSQL is not installed: {INSTALL}")
-    import sqlalchemy
-
-    with running_postgres() as url:
-        engine = sqlalchemy.create_engine(url)
+    with postgres_engine() as (url, engine):
         yield url, engine
-        engine.dispose()
 
 
 def _insert(engine, table: str, year: int, rows: int = 30, fare_shift: float = 0.0) -> None:

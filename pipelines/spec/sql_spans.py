@@ -64,7 +64,7 @@ def query_span_problems(data) -> Iterator[tuple[str, str]]:
             "returning one column of span numbers. Received: no `spans_sql`. Add e.g. `spans_sql: SELECT DISTINCT "
             "year FROM trips` under `data:`, or remove `{SPAN}` from `sql`.",
         )
-    if data.spans_sql is not None and not _ANY_SPAN.search(data.sql):
+    if data.spans_sql is not None and not data.spanned_query:
         yield (
             "data.spans_sql",
             "`spans_sql` lists spans, and `sql` has no `{SPAN}` to put them in. Expected `{SPAN}` in `sql` (e.g. "

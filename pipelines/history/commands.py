@@ -1,7 +1,10 @@
-"""`python -m pipelines runs SPEC [show RUN | diff RUN_A RUN_B] [--json]`.
+"""`python -m pipelines runs SPEC [--metadata HOST:PORT] [show RUN | diff RUN_A RUN_B] [--json]`.
 
 RUN is a run id, a unique prefix of one, `latest`, or `-N` (-1 the newest run,
 -2 the one before). SPEC may also be the pipeline root folder itself.
+With `--metadata HOST:PORT` the runs are those Kubeflow Pipelines ran, read
+from the cluster's ML Metadata service (e.g. localhost:8080 after
+`kubectl port-forward -n kubeflow svc/metadata-grpc-service 8080:8080`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import sys
 
 from pipelines.history import format as text
+from pipelines.history.cluster_metadata import cluster_runs, open_cluster_metadata
 from pipelines.history.diff import diff_runs
 from pipelines.history.mlmd_runs import RootError, fill_summary, list_runs
 from pipelines.history.select import RunNotFound, select_run
@@ -21,6 +25,7 @@ from pipelines.outcome.metadata_file import MetadataUnreadable, open_metadata
 from pipelines.report.paths import report_path
 from pipelines.report.span_history import span_drift, span_metrics
 from pipelines.spec import ResolvedSpec, read_spec_text, typed_spec
+from pipelines.spec.orchestrator import kubeflow_name
 
 __all__ = ["add_runs_command", "root_of"]
 
@@ -53,10 +58,26 @@ def _spec_root(path: str) -> str:
     return ResolvedSpec.from_spec(spec, path).root
 
 
-def _across_spans(root: str, spec_path: str, run) -> dict:
-    """The root's blessed metrics by span, drift per span pair and the drift limit (`data.checks.drift` of the
-    spec named on the command line, else of the run's recorded spec; None when neither sets it)."""
-    store = open_metadata(os.path.join(root, "metadata.sqlite"), readonly=True)
+def _kubeflow_pipeline(path: str) -> str:
+    """The name Kubeflow ran the spec at `path` under (its `pipeline.name` as the kubeflow target compiles it).
+
+    Raises:
+        SpecError: `path` is a spec that cannot be read, is not valid YAML or does not type-check.
+        RootError: `path` is not a file.
+    """
+    if not os.path.isfile(path):
+        raise RootError(
+            f"{path} is not a spec file. Expected the pipeline spec (YAML) that was submitted to Kubeflow, whose "
+            f"`pipeline.name` names its runs in the cluster's ML Metadata. Received: {path}. Pass the spec file."
+        )
+    spec, _ = typed_spec(read_spec_text(path), path)
+    return kubeflow_name(spec.pipeline.name)
+
+
+def _across_spans(store, spec_path: str, run, with_drift: bool = True) -> dict:
+    """The store's blessed metrics by span, drift per span pair (TFDV on the statistics of a local root) and the
+    drift limit (`data.checks.drift` of the spec named on the command line, else of the run's recorded spec;
+    None when neither sets it)."""
     text_and_path = None
     if os.path.isfile(spec_path):
         text_and_path = (read_spec_text(spec_path), spec_path)
@@ -68,7 +89,7 @@ def _across_spans(root: str, spec_path: str, run) -> dict:
             limit = typed_spec(*text_and_path)[0].data.checks.drift or None
         except ValueError:  # a recorded spec this version no longer reads: no limit shown
             limit = None
-    return {"metrics": span_metrics(store), "drift": span_drift(store), "limit": limit}
+    return {"metrics": span_metrics(store), "drift": span_drift(store) if with_drift else [], "limit": limit}
 
 
 def _json(value) -> str:
@@ -80,23 +101,35 @@ def _json(value) -> str:
 def _cmd_runs(args) -> int:
 
     try:
-        root = root_of(args.spec)
-        runs = list_runs(root, with_summaries=args.runs_action is None)
+        if args.metadata:  # Kubeflow: the cluster's ML Metadata; no root, records or reports here
+            pipeline = _kubeflow_pipeline(args.spec)
+            root, store = None, open_cluster_metadata(args.metadata, pipeline)
+            runs = cluster_runs(store, pipeline)
+        else:
+            root = root_of(args.spec)
+            runs = list_runs(root, with_summaries=args.runs_action is None)
         by_id = {run.run_id: run for run in runs}
         ids = [run.run_id for run in runs]
+
+        def chosen(ref: str):
+            run = by_id[select_run(ids, ref)]
+            return fill_summary(root, run) if root else run
+
         if args.runs_action == "show":
-            run = fill_summary(root, by_id[select_run(ids, args.run)])
-            report = report_path(root, run.run_id)
-            across = (
-                _across_spans(root, args.spec, run) if any(r.ingested_spans or r.trained_spans for r in runs) else None
-            )
+            run = chosen(args.run)
+            report = report_path(root, run.run_id) if root else None
+            across = None
+            if any(r.ingested_spans or r.trained_spans for r in runs):
+                if root:
+                    store = open_metadata(os.path.join(root, "metadata.sqlite"), readonly=True)
+                across = _across_spans(store, args.spec, run, with_drift=bool(root))
             if args.json:
                 print(_json({**dataclasses.asdict(run), "across_spans": across}))
             else:
                 lines = across_spans_text(across["metrics"], across["drift"], across["limit"]) if across else None
                 print(text.format_run(run, report, lines))
         elif args.runs_action == "diff":
-            run_a, run_b = (fill_summary(root, by_id[select_run(ids, ref)]) for ref in (args.run_a, args.run_b))
+            run_a, run_b = (chosen(ref) for ref in (args.run_a, args.run_b))
             diff = diff_runs(run_a, run_b)
             print(_json(diff.to_dict()) if args.json else text.format_diff(diff))
         else:
@@ -116,12 +149,18 @@ def add_runs_command(commands) -> None:
     runs = commands.add_parser(
         "runs",
         help="the runs of a pipeline from ML Metadata; `runs SPEC show RUN`, `runs SPEC diff RUN_A RUN_B`",
-        usage="python -m pipelines runs SPEC [--json] [show RUN | diff RUN_A RUN_B]",
+        usage="python -m pipelines runs SPEC [--json] [--metadata HOST:PORT] [show RUN | diff RUN_A RUN_B]",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     runs.add_argument("spec", help="the pipeline YAML file (or its root folder)")
     runs.add_argument("--json", action="store_true", help="print JSON for scripts")
+    runs.add_argument(
+        "--metadata",
+        metavar="HOST:PORT",
+        default=None,
+        help="read the runs Kubeflow Pipelines ran from the cluster's ML Metadata gRPC service at HOST:PORT",
+    )
     actions = runs.add_subparsers(dest="runs_action")
     show = actions.add_parser("show", help="one run in detail")
     show.add_argument("run", help="a run id, a unique prefix, `latest` or -N (-1 the newest)")

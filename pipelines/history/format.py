@@ -91,6 +91,8 @@ def format_run(run: RunInfo, report: str | None, across_spans: list[str] | None 
         lines.append(f"Spec: {run.record.spec_file}")
         lines.extend(f"Data: {path} ({info['size']} bytes)" for path, info in run.record.data_files.items())
         lines.append(f"Code fingerprint: {run.record.code_fingerprint[:16]}")
+    elif run.metadata:
+        lines.append(f"Spec and data files: not recorded in the cluster's ML Metadata ({run.metadata})")
     else:
         lines.append("Spec and data files: not recorded (a run from before run records were kept)")
     if run.input_fingerprint:

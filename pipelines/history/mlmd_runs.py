@@ -17,7 +17,7 @@ from typing import Any
 from pipelines.history.records import RunRecord, read_records
 from pipelines.outcome.metadata_file import open_metadata
 from pipelines.outcome.summary import summarize
-from pipelines.report.mlmd_contexts import component_ids, run_contexts
+from pipelines.report.mlmd_contexts import KFP_DAG_EXECUTION, component_ids, run_contexts, type_name
 from pipelines.report.span_history import run_spans
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "metadata_path",
     "open_store",
     "list_runs",
+    "runs_in_store",
     "fill_summary",
 ]
 
@@ -79,6 +80,7 @@ class RunInfo:
     record: RunRecord | None = None
     ingested_spans: list[int] = dataclasses.field(default_factory=list)  # spans ExampleGen wrote in this run
     trained_spans: list[int] = dataclasses.field(default_factory=list)  # spans Transform/the Trainer read (window)
+    metadata: str | None = None  # HOST:PORT of the cluster ML Metadata it was read from (Kubeflow); None: a root
 
     def component(self, component_id: str) -> ComponentRun | None:
         """The component's execution in this run, or None."""
@@ -163,14 +165,32 @@ def list_runs(root: str, with_summaries: bool = True) -> list[RunInfo]:
     Raises:
         RootError: there is no ML Metadata file under `root`.
     """
-    store = open_store(root)
-    records = read_records(root)
-    pipeline = next((c.name for c in store.get_contexts_by_type("pipeline")), "?")
+    runs = runs_in_store(open_store(root), read_records(root))
+    for run in runs if with_summaries else []:
+        fill_summary(root, run)
+    return runs
+
+
+def runs_in_store(store, records: dict[str, RunRecord] | None = None, pipeline: str | None = None) -> list[RunInfo]:
+    """Every run in an ML Metadata store (a root's SQLite, or a cluster's `cluster_metadata` view), newest
+    first, without the summaries that `fill_summary` reads from a root.
+
+    Args:
+        store: an ML Metadata store.
+        records: the root's run records by run id (none on a cluster).
+        pipeline: the pipeline's name, else the store's one `pipeline` context.
+    """
+    records = records or {}
+    pipeline = pipeline or next((c.name for c in store.get_contexts_by_type("pipeline")), "?")
     node_of = component_ids(store)
     spans = run_spans(store)
-    runs = []
+    runs, created = [], []  # created: each run context's creation (ms): KFP's run ids are not in time order
     for run_id, context in run_contexts(store):
-        executions = sorted(store.get_executions_by_context(context.id), key=lambda e: e.id)
+        created.append(context.create_time_since_epoch)
+        executions = sorted(
+            (e for e in store.get_executions_by_context(context.id) if e.type != KFP_DAG_EXECUTION),
+            key=lambda e: e.id,
+        )
         events = store.get_events_by_execution_ids([e.id for e in executions]) if executions else []
         artifacts = {a.id: a for a in store.get_artifacts_by_id(list({e.artifact_id for e in events}))}
         outputs: dict[int, list[ArtifactInfo]] = {}
@@ -179,7 +199,7 @@ def list_runs(root: str, with_summaries: bool = True) -> list[RunInfo]:
                 artifact = artifacts[event.artifact_id]
                 key = event.path.steps[0].key if event.path.steps else ""
                 info = ArtifactInfo(
-                    artifact.id, artifact.type, key, artifact.uri, property_values(artifact.custom_properties)
+                    artifact.id, type_name(artifact), key, artifact.uri, property_values(artifact.custom_properties)
                 )
                 outputs.setdefault(event.execution_id, []).append(info)
         components = [
@@ -214,10 +234,7 @@ def list_runs(root: str, with_summaries: bool = True) -> list[RunInfo]:
         if run_id in spans:
             runs[-1].ingested_spans = spans[run_id].ingested
             runs[-1].trained_spans = spans[run_id].trained
-    runs.sort(key=lambda run: (run.started, run.run_id), reverse=True)
-    for run in runs if with_summaries else []:
-        fill_summary(root, run)
-    return runs
+    return [run for _, run in sorted(zip(created, runs), key=lambda pair: (pair[0], pair[1].run_id), reverse=True)]
 
 
 def _pushed_version(components: list[ComponentRun]) -> str | None:

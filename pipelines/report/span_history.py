@@ -19,9 +19,18 @@ import json
 import os
 from typing import Any
 
-from pipelines.report.mlmd_contexts import component_ids, run_contexts
+from pipelines.report.mlmd_contexts import component_ids, int_property, run_contexts, type_name
 
-__all__ = ["RunSpans", "SpanMetrics", "SpanDrift", "MAX_DRIFT_PAIRS", "run_spans", "span_metrics", "span_drift"]
+__all__ = [
+    "RunSpans",
+    "SpanMetrics",
+    "SpanDrift",
+    "MAX_DRIFT_PAIRS",
+    "read_verdict",
+    "run_spans",
+    "span_metrics",
+    "span_drift",
+]
 
 _OUTPUT_EVENTS = (4, 1)  # Event.OUTPUT, Event.DECLARED_OUTPUT
 _INPUT_EVENTS = (3, 2)  # Event.INPUT, Event.DECLARED_INPUT
@@ -59,11 +68,8 @@ class SpanDrift:
 
 
 def _span(artifact) -> int | None:
-    """The artifact's `span` (TFX's property, else the driver's custom property); None without one."""
-    for properties in (artifact.properties, artifact.custom_properties):
-        if "span" in properties:
-            return int(properties["span"].int_value)
-    return None
+    """The artifact's `span` (TFX's property, else the driver's custom property, KFP's double); None without one."""
+    return int_property(artifact, "span")
 
 
 def run_spans(store) -> dict[str, RunSpans]:
@@ -80,7 +86,7 @@ def run_spans(store) -> dict[str, RunSpans]:
         read: dict[str, set[int]] = {"Transform": set(), "Trainer": set()}
         for event in events:
             artifact = artifacts.get(event.artifact_id)
-            if artifact is None or artifact.type != "Examples":
+            if artifact is None or type_name(artifact) != "Examples":
                 continue
             span, node = _span(artifact), node_of.get(event.execution_id)
             if not span:
@@ -103,12 +109,13 @@ def _blessings(store, node_of: dict[int, str]) -> dict[str, Any]:
         events = store.get_events_by_execution_ids([e.id for e in executions]) if executions else []
         ids = [e.artifact_id for e in events if e.type in _OUTPUT_EVENTS]
         for artifact in store.get_artifacts_by_id(ids) if ids else []:
-            if artifact.type == "ModelBlessing":
+            if type_name(artifact) == "ModelBlessing":
                 found[run_id] = artifact
     return found
 
 
-def _verdict(uri: str) -> dict[str, Any] | None:
+def read_verdict(uri: str) -> dict[str, Any] | None:
+    """The Evaluator's `verdict.json` beside the blessing at `uri`; None when it is not a readable local file."""
     path = os.path.join(uri, _VERDICT_FILE)
     if not os.path.isfile(path):  # an object-store root (kubeflow) is not read from here
         return None
@@ -126,10 +133,9 @@ def span_metrics(store, spans: dict[str, RunSpans] | None = None) -> list[SpanMe
     by_span: dict[int, tuple[int, SpanMetrics]] = {}
     for run_id, blessing in _blessings(store, node_of).items():
         trained = spans.get(run_id, RunSpans([], [])).trained
-        blessed = blessing.custom_properties.get("blessed")
-        if not trained or blessed is None or blessed.int_value != 1:
+        if not trained or int_property(blessing, "blessed") != 1:
             continue
-        verdict = _verdict(blessing.uri)
+        verdict = read_verdict(blessing.uri)
         if not verdict or not verdict.get("metrics"):
             continue
         point = SpanMetrics(trained[-1], run_id, trained, dict(verdict["metrics"]), list(verdict.get("gated") or []))

@@ -29,9 +29,11 @@ __all__ = [
     "DEFAULT_IMAGE",
     "rule_orchestrator",
     "OBJECT_STORE_SCHEMES",
+    "kubeflow_name",
 ]
 
 Target = Literal["local", "beam", "kubeflow", "airflow"]
+
 # Who labels the GPU nodes of the cluster (pipelines.spec.gpu_nodes).
 Platform = Literal["gke", "nvidia-gfd", "none"]
 TARGETS: tuple[str, ...] = Target.__args__  # type: ignore[attr-defined]
@@ -39,6 +41,16 @@ TARGETS: tuple[str, ...] = Target.__args__  # type: ignore[attr-defined]
 DEFAULT_IMAGE = "tensorflow/tfx:1.16.0"
 # The pipeline roots Kubeflow Pipelines accepts (`runtimeConfig.gcsOutputDirectory` / `defaultPipelineRoot`).
 OBJECT_STORE_SCHEMES = ("gs://", "s3://", "minio://")
+
+
+def kubeflow_name(text: str) -> str:
+    """`text` as a name Kubeflow accepts (`[a-z0-9][a-z0-9-]*`, at most 63): `chicago_taxi` -> `chicago-taxi`.
+
+    The Kubeflow target compiles the pipeline under this name; KFP's ML Metadata keeps its runs under it.
+    """
+    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:63] or "pipeline"
+
+
 _MEMORY = re.compile(r"^(\d+(\.\d+)?)(Ki|Mi|Gi|Ti|K|M|G|T)?$")
 
 

@@ -24,7 +24,6 @@ import copy
 import dataclasses
 import json
 import os
-import re
 
 import yaml
 
@@ -32,7 +31,7 @@ from compat.tfx import resolver as tfx_resolver
 from pipelines.compiler import compile_pipeline
 from pipelines.spec import ResolvedSpec
 from pipelines.spec.gpu_nodes import gpu_placement
-from pipelines.spec.orchestrator import OBJECT_STORE_SCHEMES, ComponentRunSpec
+from pipelines.spec.orchestrator import OBJECT_STORE_SCHEMES, ComponentRunSpec, kubeflow_name
 from pipelines.targets import schedule as schedules
 from pipelines.targets.resources import GPU_RESOURCE, kubeflow_resource_spec
 from pipelines.targets.tfjob import tfjob_manifest
@@ -45,10 +44,6 @@ VERTEX_JOB_FILE = "vertex_pipeline_job.json"
 
 class KubeflowRootError(ValueError):
     """`pipeline.root` is not an object-store URI that the cluster's pods can reach."""
-
-
-def _dns_name(text: str) -> str:
-    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:63] or "pipeline"
 
 
 def vertex_worker_pool_specs(image: str, settings: ComponentRunSpec) -> list[dict]:
@@ -71,7 +66,7 @@ def _n1_size(cpu: float) -> int:
 def kubeflow_named(resolved: ResolvedSpec) -> ResolvedSpec:
     """The spec with a pipeline name Kubeflow accepts (`[a-z0-9][a-z0-9-]*`): `chicago_taxi` -> `chicago-taxi`."""
     spec = resolved.spec
-    name = _dns_name(spec.pipeline.name)
+    name = kubeflow_name(spec.pipeline.name)
     if name == spec.pipeline.name:
         return resolved
     pipeline = dataclasses.replace(spec.pipeline, name=name)
@@ -109,7 +104,7 @@ def _multi_node_trainer(trainer, resolved: ResolvedSpec, settings: ComponentRunS
         from pipelines.targets import tfjob_executor  # TFX's Kubeflow runner: only for a distributed Trainer
 
         custom_config[tfjob_executor.TFJOB_KEY] = {
-            "name": _dns_name(f"{resolved.name}-trainer"),
+            "name": kubeflow_name(f"{resolved.name}-trainer"),
             "namespace": orchestrator.kubeflow.namespace,
             "image": orchestrator.image,
             "service_account": orchestrator.kubeflow.service_account,
@@ -203,7 +198,7 @@ def compile_kubeflow(resolved: ResolvedSpec, output_dir: str, beam_args: tuple[s
                 # The launcher fills in the inputs and outputs at run time.
                 placeholder = worker_command({}, {}, {"custom_config": "<set at run time>"})
                 manifest = tfjob_manifest(
-                    _dns_name(f"{resolved.name}-trainer"),
+                    kubeflow_name(f"{resolved.name}-trainer"),
                     orchestrator.kubeflow.namespace,
                     orchestrator.image,
                     placeholder,

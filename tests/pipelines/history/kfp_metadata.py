@@ -37,74 +37,52 @@ def sqlite_store(path: str):
     return metadata_store.MetadataStore(config)
 
 
+def _context_by_name(store, request) -> dict:
+    found = store.get_context_by_type_and_name(request.type_name, request.context_name)
+    return {"context": found} if found else {}
+
+
+# RPC -> the response's fields from the store's public API (the response class is `<RPC>Response`).
+_READS = {
+    "GetContextByTypeAndName": _context_by_name,
+    "GetContextsByType": lambda store, request: {"contexts": store.get_contexts_by_type(request.type_name)},
+    "GetChildrenContextsByContext": lambda store, request: {
+        "contexts": store.get_children_contexts_by_context(request.context_id)
+    },
+    "GetExecutionsByContext": lambda store, request: {
+        "executions": store.get_executions_by_context(request.context_id)
+    },
+    "GetEventsByExecutionIDs": lambda store, request: {
+        "events": store.get_events_by_execution_ids(list(request.execution_ids))
+    },
+    "GetArtifactsByID": lambda store, request: {"artifacts": store.get_artifacts_by_id(list(request.artifact_ids))},
+    "GetArtifactsByType": lambda store, request: {"artifacts": store.get_artifacts_by_type(request.type_name)},
+}
+
+
 class _Servicer(service_grpc.MetadataStoreServiceServicer):
-    """The read RPCs of ML Metadata's gRPC service, answered by a SQLite store's public API."""
+    """The read RPCs of ML Metadata's gRPC service (`_READS`), answered by a SQLite store's public API."""
 
     def __init__(self, path: str) -> None:
         self._path = path
         self.calls: list[str] = []
 
-    def _answer(self, name: str, context, response, call):
+
+def _rpc(name: str, read):
+    response = getattr(service, f"{name}Response")
+
+    def method(self: _Servicer, request, context):
         self.calls.append(name)
         try:
-            return response(**call(sqlite_store(self._path)))
+            return response(**read(sqlite_store(self._path), request))
         except errors.StatusError as error:
             context.abort(_STATUS.get(error.error_code, grpc.StatusCode.UNKNOWN), str(error))
 
-    def GetContextByTypeAndName(self, request, context):
-        def call(store):
-            found = store.get_context_by_type_and_name(request.type_name, request.context_name)
-            return {"context": found} if found else {}
+    return method
 
-        return self._answer("GetContextByTypeAndName", context, service.GetContextByTypeAndNameResponse, call)
 
-    def GetContextsByType(self, request, context):
-        return self._answer(
-            "GetContextsByType",
-            context,
-            service.GetContextsByTypeResponse,
-            lambda store: {"contexts": store.get_contexts_by_type(request.type_name)},
-        )
-
-    def GetChildrenContextsByContext(self, request, context):
-        return self._answer(
-            "GetChildrenContextsByContext",
-            context,
-            service.GetChildrenContextsByContextResponse,
-            lambda store: {"contexts": store.get_children_contexts_by_context(request.context_id)},
-        )
-
-    def GetExecutionsByContext(self, request, context):
-        return self._answer(
-            "GetExecutionsByContext",
-            context,
-            service.GetExecutionsByContextResponse,
-            lambda store: {"executions": store.get_executions_by_context(request.context_id)},
-        )
-
-    def GetEventsByExecutionIDs(self, request, context):
-        return self._answer(
-            "GetEventsByExecutionIDs",
-            context,
-            service.GetEventsByExecutionIDsResponse,
-            lambda store: {"events": store.get_events_by_execution_ids(list(request.execution_ids))},
-        )
-
-    def GetArtifactsByID(self, request, context):
-        return self._answer(
-            "GetArtifactsByID",
-            context,
-            service.GetArtifactsByIDResponse,
-            lambda store: {"artifacts": store.get_artifacts_by_id(list(request.artifact_ids))},
-        )
-
-    def GetArtifactsByType(self, request, context):
-        return self._answer(
-            "GetArtifactsByType",
-            context,
-            service.GetArtifactsByTypeResponse,
-            lambda store: {"artifacts": store.get_artifacts_by_type(request.type_name)},
-        )
+for _name, _read in _READS.items():
+    setattr(_Servicer, _name, _rpc(_name, _read))
 
 
 def free_port() -> int:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 import yaml
 from kfp_metadata import MetadataService, free_port, record_kfp_run, sqlite_store
-from taxi_fixtures import REPO, taxi_spec, write_spec
+from scaffold_fixtures import run_pipelines_cli
+from taxi_fixtures import taxi_spec, write_spec
 
 from pipelines.load import load_spec
 from pipelines.targets import compile_target
@@ -25,15 +25,7 @@ PIPELINE = "spans-on-kubeflow"  # `spans_on_kubeflow` as the kubeflow target nam
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines", "runs", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=300,
-    )
+    return run_pipelines_cli("runs", *args, timeout=300)
 
 
 def _spec(folder, taxi_sample_csv: str, name: str) -> str:

@@ -14,9 +14,11 @@ import os
 
 from pipelines.outcome.metadata_file import open_metadata
 
-__all__ = ["BlessedModel", "NoBlessedModel", "newest_blessed_model"]
+__all__ = ["BlessedModel", "NoBlessedModel", "newest_blessed_model", "trained_schema_path"]
 
 SERVING_FOLDER = "Format-Serving"  # tfx.utils.path_utils.serving_model_dir's name for a Model artifact
+SCHEMA_FILE = "schema.pbtxt"  # SchemaGen's file in its Schema artifact
+_INPUT, _OUTPUT = 3, 4  # Event.INPUT, Event.OUTPUT
 
 
 class NoBlessedModel(RuntimeError):
@@ -62,3 +64,20 @@ def newest_blessed_model(metadata_path: str, pipeline_name: str) -> BlessedModel
         + ". Expected a run whose Evaluator blessed the model. Run the pipeline until a model passes "
         "`evaluation.thresholds` (the run summary says why one did not)."
     )
+
+
+def trained_schema_path(metadata_path: str, model_id: int) -> str | None:
+    """The `schema.pbtxt` the Trainer that wrote model `model_id` was given (its `schema` input), or None.
+
+    The schema's feature types are how ExampleGen typed the columns the model was trained on: what a model
+    without a `serving_raw` signature (a `training.module_file` model) says about its raw inputs.
+    """
+    store = open_metadata(metadata_path)
+    producers = [e.execution_id for e in store.get_events_by_artifact_ids([model_id]) if e.type == _OUTPUT]
+    events = store.get_events_by_execution_ids(producers) if producers else []
+    inputs = [e.artifact_id for e in events if e.type == _INPUT and e.path.steps and e.path.steps[0].key == "schema"]
+    for schema in store.get_artifacts_by_id(inputs) if inputs else []:
+        path = os.path.join(schema.uri, SCHEMA_FILE)
+        if os.path.isfile(path):
+            return path
+    return None

@@ -15,8 +15,15 @@ import time
 
 import pyarrow as pa
 
-from pipelines.scoring.blessed_model import NoBlessedModel, newest_blessed_model
-from pipelines.scoring.inputs import ScoringInput, ScoringInputError, existing_file, input_format, scoring_batches
+from pipelines.scoring.blessed_model import NoBlessedModel, newest_blessed_model, trained_schema_path
+from pipelines.scoring.inputs import (
+    ScoringInput,
+    ScoringInputError,
+    column_names,
+    existing_file,
+    input_format,
+    scoring_batches,
+)
 from pipelines.scoring.outputs import ScoredFile
 
 __all__ = ["SCORABLE_FORMATS", "add_predict_command", "predict"]
@@ -77,16 +84,12 @@ def _predict(resolved, data: str, output: str, keep: list[str], batch_size: int,
             "ending, else `data.format`). Write the rows as TFRecords of tf.Examples (`.tfrecord.gz`)."
         )
     model = ScoringModel(model_ref.path)
-    if model.feature_kinds is None and source.fmt != "tfrecord":
-        raise ScoringInputError(
-            f"the model {model_ref.path} has no `serving_raw` signature (a `training.module_file` model), so the "
-            f"types of {data}'s columns are unknown. Expected a model of the built-in Trainer. Score a TFRecord "
-            "file of tf.Examples instead."
-        )
     kinds = {} if source.fmt == "tfrecord" else model.feature_kinds
+    if kinds is None:  # a `training.module_file` model: its raw inputs typed by the schema it was trained with
+        kinds = _schema_kinds(resolved, model_ref, source)
     with ScoredFile(output) as scored, tqdm(unit=" rows", disable=None, file=sys.stderr) as progress:
         for kept, examples in scoring_batches(source, kinds, keep, batch_size):
-            outputs = model.score(examples)
+            outputs = _scored(model, examples, kinds, data)
             clash = sorted(set(kept.schema.names) & set(outputs.schema.names))
             if clash:
                 raise ScoringInputError(
@@ -103,6 +106,56 @@ def _predict(resolved, data: str, output: str, keep: list[str], batch_size: int,
         file=stream,
     )
     return 0
+
+
+def _schema_kinds(resolved, model_ref, source: ScoringInput) -> dict[str, int]:
+    """The file's columns that the model's training schema lists, typed by it (the spec's label left out)."""
+    from pipelines.scoring.model import schema_feature_kinds
+
+    schema = trained_schema_path(resolved.metadata_path, model_ref.model_id)
+    if schema is None:
+        raise ScoringInputError(
+            f"the model {model_ref.path} has no `serving_raw` signature (a `training.module_file` model) and its "
+            f"Trainer had no schema, so the types of {source.path}'s columns are unknown. Expected a model trained "
+            "with SchemaGen's schema. Score a TFRecord file of tf.Examples instead."
+        )
+    label = resolved.spec.label
+    names = set(column_names(source)) - {label.name, label.column}
+    kinds = {name: kind for name, kind in schema_feature_kinds(schema).items() if name in names}
+    if not kinds:
+        raise ScoringInputError(
+            f"{source.path} has none of the columns the model was trained on. Expected some of "
+            f"{sorted(schema_feature_kinds(schema))} (the schema {schema}). Received columns: {sorted(names)}. "
+            "Score a file with the training columns."
+        )
+    return kinds
+
+
+def _scored(model, examples: list[bytes], kinds: dict[str, int], data: str) -> pa.RecordBatch:
+    """The model's outputs; a model that refuses the examples (a raw input it needs is not in the file) is one
+    ScoringInputError naming the columns that were encoded."""
+    import tensorflow as tf
+
+    try:
+        return model.score(examples)
+    except tf.errors.InvalidArgumentError as error:
+        reason = _tf_reason(error.message or str(error))
+        raise ScoringInputError(
+            f"the model {model.path} refused the rows of {data}: {reason}. Expected the columns its serving "
+            f"signature parses. Received columns encoded: {sorted(kinds)}. Add the columns it needs to the file."
+        ) from None
+
+
+def _tf_reason(message: str) -> str:
+    """The line of a TF graph error that says what went wrong (`... Feature: x ... is required but could not be
+    found.`), not its `Graph execution error:` heading or its node and stack lines."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    useful = [
+        line
+        for line in lines
+        if not line.startswith(("Graph execution error", "Detected at node", "<stack traces", "[[", "File "))
+    ]
+    return (useful or lines or ["unknown error"])[0].removeprefix("Name: <unknown>, ").rstrip(".")
 
 
 def _joined(kept: pa.RecordBatch, outputs: pa.RecordBatch) -> pa.RecordBatch:

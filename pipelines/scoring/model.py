@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from pipelines.scoring.inputs import kind_of_dtype
 
-__all__ = ["ScoringModel"]
+__all__ = ["ScoringModel", "schema_feature_kinds"]
 
 
 def _decoded(values: np.ndarray) -> pa.Array:
@@ -88,3 +88,14 @@ def _raw_feature_kinds(path: str) -> dict[str, int] | None:
     if signature is None:
         return None
     return {name: kind_of_dtype(tf.dtypes.as_dtype(info.dtype).name) for name, info in signature.inputs.items()}
+
+
+def schema_feature_kinds(schema_path: str) -> dict[str, int]:
+    """Each feature of a TFMD schema (`schema.pbtxt`) -> its ColumnKind: INT, FLOAT, else STRING (BYTES)."""
+    from google.protobuf import text_format
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    with open(schema_path, encoding="utf-8") as handle:
+        schema = text_format.Parse(handle.read(), schema_pb2.Schema())
+    dtypes = {schema_pb2.INT: "int64", schema_pb2.FLOAT: "float32"}
+    return {feature.name: kind_of_dtype(dtypes.get(feature.type, "string")) for feature in schema.feature}

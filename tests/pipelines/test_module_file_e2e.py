@@ -20,6 +20,7 @@ import sys
 import pytest
 import yaml
 from example_runs import run_example, trained_variables
+from scaffold_fixtures import run_pipelines_cli
 from taxi_fixtures import REPO
 
 pytestmark = pytest.mark.e2e
@@ -111,3 +112,39 @@ def test_the_pushed_model_is_the_modules_own_serving_tf_examples(module_run):
     scores = model.signatures["serving_default"](examples=tf.constant(serialized))["outputs"].numpy()
     assert scores.shape == (len(labels), 3)
     assert np.mean(scores.argmax(axis=1) == np.array(labels)) >= MIN_ACCURACY
+
+
+def test_predict_scores_a_csv_with_the_module_model_typed_by_its_training_schema(module_run, tmp_path):
+    """The module's model has no `serving_raw` signature: `predict` types the CSV's columns by the schema its
+    Trainer was given, and scores exactly what the model scores on the same tf.Examples built by hand."""
+    import numpy as np
+    import pandas as pd
+    import tensorflow as tf
+
+    folder, _, _ = module_run
+    rows = pd.read_csv(folder / "penguins_processed.csv").dropna()
+    unlabelled = tmp_path / "new_penguins.csv"
+    rows.drop(columns=["species"]).to_csv(unlabelled, index=False)  # new data: no label column
+    output = tmp_path / "scores.csv"
+    completed = run_pipelines_cli(
+        "predict", str(folder / "spec.yaml"), str(unlabelled), "--output", str(output), "--keep", "body_mass_g"
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    scores = pd.read_csv(output)
+    assert list(scores.columns) == ["body_mass_g", "outputs_0", "outputs_1", "outputs_2"]
+    assert scores["body_mass_g"].tolist() == rows["body_mass_g"].tolist()
+    serialized, _ = _examples(str(folder / "penguins_processed.csv"))
+    (pushed,) = glob.glob(str(folder / "root" / "serving" / "penguins" / "*"))
+    expected = tf.saved_model.load(pushed).signatures["serving_default"](examples=tf.constant(serialized))
+    np.testing.assert_allclose(scores[["outputs_0", "outputs_1", "outputs_2"]], expected["outputs"], atol=1e-6)
+
+
+def test_predict_names_the_raw_input_the_module_needs_and_the_file_lacks(module_run, tmp_path):
+    folder, _, _ = module_run
+    rows = tmp_path / "one_column.csv"
+    rows.write_text("culmen_length_mm\n39.1\n39.5\n", encoding="utf-8")
+    completed = run_pipelines_cli("predict", str(folder / "spec.yaml"), str(rows), "--output", str(tmp_path / "o.csv"))
+    assert completed.returncode == 1 and "Traceback" not in completed.stderr
+    (line,) = [line for line in completed.stderr.splitlines() if line.startswith("error:")]
+    assert "is required but could not be found" in line and "Received columns encoded: ['culmen_length_mm']" in line
+    assert not (tmp_path / "o.csv").exists()

@@ -8,7 +8,8 @@ regression model `prediction`. Each becomes a column: `label`,
 `score_<class>`, `probability`, `prediction`; any other output of a user's
 model is a column (or `<name>_<i>` per value of a 2-D output). The
 `serving_raw` signature's input types say how each feature is typed in the
-tf.Example.
+tf.Example; a model without it (a `training.module_file` model) is typed by
+the schema its Trainer was given (`schema_feature_kinds`).
 """
 
 from __future__ import annotations

@@ -62,10 +62,10 @@ run: setup
 	$(PY) pipelines/run_local.py
 
 test: setup extras
-	$(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadfile --durations=40
+	$(PY) -m pytest tests -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=40
 
 test-fast: setup
-	$(PY) -m pytest tests -q -m "not e2e" -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest tests -q -m "not e2e" -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 lint: setup
 	$(PY) -m ruff check .

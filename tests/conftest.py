@@ -30,3 +30,15 @@ def taxi_sample_csv(tmp_path_factory) -> str:
         header, *rows = source.readlines()
     path.write_text(header + "".join(rows[::7]), encoding="utf-8")
     return str(path)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The pipeline-running (`e2e`) modules first, each module's tests kept together and in order.
+
+    `make test` hands whole modules to two pytest-xdist workers in collection order (`--dist loadfile
+    --no-loadscope-reorder`; xdist's own reorder puts the modules with most tests first, which left the
+    1-3 test modules whose fixtures run pipelines for 60-120 s at the end, one worker idle while the
+    other finished them). Longest first, the many short modules even out the end.
+    """
+    running = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("e2e")}
+    items.sort(key=lambda item: 0 if item.nodeid.split("::", 1)[0] in running else 1)

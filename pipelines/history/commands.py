@@ -23,7 +23,7 @@ from pipelines.history.select import RunNotFound, select_run
 from pipelines.history.span_tables import across_spans_text
 from pipelines.outcome.metadata_file import MetadataUnreadable, open_metadata
 from pipelines.report.paths import report_path
-from pipelines.report.span_history import span_drift, span_metrics
+from pipelines.report.span_history import RunSpans, span_drift, span_metrics
 from pipelines.spec import ResolvedSpec, read_spec_text, typed_spec
 from pipelines.spec.orchestrator import kubeflow_name
 
@@ -74,10 +74,10 @@ def _kubeflow_pipeline(path: str) -> str:
     return kubeflow_name(spec.pipeline.name)
 
 
-def _across_spans(store, spec_path: str, run, with_drift: bool = True) -> dict:
+def _across_spans(store, spec_path: str, run, runs: list, with_drift: bool = True) -> dict:
     """The store's blessed metrics by span, drift per span pair (TFDV on the statistics of a local root) and the
     drift limit (`data.checks.drift` of the spec named on the command line, else of the run's recorded spec;
-    None when neither sets it)."""
+    None when neither sets it). `runs`: every run listed, whose spans are already read."""
     text_and_path = None
     if os.path.isfile(spec_path):
         text_and_path = (read_spec_text(spec_path), spec_path)
@@ -89,7 +89,9 @@ def _across_spans(store, spec_path: str, run, with_drift: bool = True) -> dict:
             limit = typed_spec(*text_and_path)[0].data.checks.drift or None
         except ValueError:  # a recorded spec this version no longer reads: no limit shown
             limit = None
-    return {"metrics": span_metrics(store), "drift": span_drift(store) if with_drift else [], "limit": limit}
+    spans = {r.run_id: RunSpans(r.ingested_spans, r.trained_spans) for r in runs}
+    metrics = span_metrics(store, spans)
+    return {"metrics": metrics, "drift": span_drift(store) if with_drift else [], "limit": limit}
 
 
 def _json(value) -> str:
@@ -122,7 +124,7 @@ def _cmd_runs(args) -> int:
             if any(r.ingested_spans or r.trained_spans for r in runs):
                 if root:
                     store = open_metadata(os.path.join(root, "metadata.sqlite"), readonly=True)
-                across = _across_spans(store, args.spec, run, with_drift=bool(root))
+                across = _across_spans(store, args.spec, run, runs, with_drift=bool(root))
             if args.json:
                 print(_json({**dataclasses.asdict(run), "across_spans": across}))
             else:

@@ -183,7 +183,7 @@ def runs_in_store(store, records: dict[str, RunRecord] | None = None, pipeline: 
     records = records or {}
     pipeline = pipeline or next((c.name for c in store.get_contexts_by_type("pipeline")), "?")
     node_of = component_ids(store)
-    spans = run_spans(store)
+    spans = run_spans(store, node_of)
     runs, created = [], []  # created: each run context's creation (ms): KFP's run ids are not in time order
     for run_id, context in run_contexts(store):
         created.append(context.create_time_since_epoch)

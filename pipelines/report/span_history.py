@@ -72,9 +72,12 @@ def _span(artifact) -> int | None:
     return int_property(artifact, "span")
 
 
-def run_spans(store) -> dict[str, RunSpans]:
-    """Run id -> the spans that run ingested and trained on; runs of a pipeline without spans are left out."""
-    node_of = component_ids(store)
+def run_spans(store, node_of: dict[int, str] | None = None) -> dict[str, RunSpans]:
+    """Run id -> the spans that run ingested and trained on; runs of a pipeline without spans are left out.
+
+    `node_of`: `component_ids(store)` when the caller has it (each call reads every run's executions).
+    """
+    node_of = component_ids(store) if node_of is None else node_of
     result = {}
     for run_id, context in run_contexts(store):
         executions = store.get_executions_by_context(context.id)
@@ -129,7 +132,7 @@ def span_metrics(store, spans: dict[str, RunSpans] | None = None) -> list[SpanMe
     A span trained on by several runs with a blessed model shows the newest such run (a retrain replaces it).
     """
     node_of = component_ids(store)
-    spans = run_spans(store) if spans is None else spans
+    spans = run_spans(store, node_of) if spans is None else spans
     by_span: dict[int, tuple[int, SpanMetrics]] = {}
     for run_id, blessing in _blessings(store, node_of).items():
         trained = spans.get(run_id, RunSpans([], [])).trained

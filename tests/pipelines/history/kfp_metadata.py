@@ -16,7 +16,6 @@ stored as custom properties with numbers as doubles, and INPUT/OUTPUT events key
 
 from __future__ import annotations
 
-import socket
 from concurrent import futures
 from typing import Any
 
@@ -85,22 +84,15 @@ for _name, _read in _READS.items():
     setattr(_Servicer, _name, _rpc(_name, _read))
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class MetadataService:
     """ML Metadata's gRPC service on 127.0.0.1:`port`, over the SQLite store at `path`."""
 
     def __init__(self, path: str) -> None:
         sqlite_store(path)  # creates the schema
         self.servicer = _Servicer(path)
-        self.port = free_port()
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         service_grpc.add_MetadataStoreServiceServicer_to_server(self.servicer, self._server)
-        self._server.add_insecure_port(f"127.0.0.1:{self.port}")
+        self.port = self._server.add_insecure_port("127.0.0.1:0")  # the port gRPC bound
 
     def __enter__(self) -> MetadataService:
         self._server.start()

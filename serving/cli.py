@@ -124,7 +124,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     up.add_argument("--fresh", action="store_true", help="regenerate models.config even if it exists")
     up.add_argument("--batching", action="store_true", help="enable server-side batching")
-    up.add_argument("--max-batch-size", type=int, default=32)
+    up.add_argument(
+        "--max-batch-size", type=int, default=32, help="the most rows one request may have (TF Serving refuses more)"
+    )
+    up.add_argument(
+        "--max-execution-batch-size",
+        type=int,
+        default=None,
+        help="split requests into batches of at most this many rows (TF Serving's enable_large_batch_splitting)",
+    )
     up.add_argument("--batch-timeout-micros", type=int, default=1000)
     up.add_argument("--num-batch-threads", type=int, default=None)
     up.add_argument(

@@ -137,6 +137,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             max_batch_size=args.max_batch_size,
             batch_timeout_micros=args.batch_timeout_micros,
             num_batch_threads=args.num_batch_threads,
+            max_execution_batch_size=args.max_execution_batch_size,
         )
         if args.batching
         else None

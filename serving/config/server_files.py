@@ -49,6 +49,7 @@ def batching_parameters(
     num_batch_threads: int | None = None,
     max_enqueued_batches: int = 100,
     allowed_batch_sizes: Iterable[int] = (),
+    max_execution_batch_size: int | None = None,
 ) -> BatchingParameters:
     """Builds `BatchingParameters` with TensorFlow Serving's knobs, validated.
 
@@ -61,6 +62,10 @@ def batching_parameters(
             rejected with UNAVAILABLE (HTTP 503).
         allowed_batch_sizes: Batches are padded up to the next of these sizes;
             increasing, the last equal to `max_batch_size`.
+        max_execution_batch_size: Turns on large-batch splitting: a request of up
+            to `max_batch_size` rows is split into batches of at most this many
+            rows. None: a request over `max_batch_size` rows is refused, and
+            batches hold up to `max_batch_size` rows.
 
     Returns:
         The proto to write with `write_text_proto`.
@@ -70,6 +75,7 @@ def batching_parameters(
         ("max_batch_size", max_batch_size),
         ("num_batch_threads", threads),
         ("max_enqueued_batches", max_enqueued_batches),
+        ("max_execution_batch_size", 1 if max_execution_batch_size is None else max_execution_batch_size),
     ]:
         if value < 1:
             raise ConfigError(
@@ -99,8 +105,20 @@ def batching_parameters(
                 fix=f"Use e.g. [8, 16, {max_batch_size}].",
             )
         )
+    if max_execution_batch_size is not None and max_execution_batch_size > max_batch_size:
+        raise ConfigError(
+            message(
+                "Invalid value received for argument `max_execution_batch_size`",
+                expected=f"at most max_batch_size={max_batch_size} (the most rows one request may have)",
+                received=f"max_execution_batch_size={max_execution_batch_size}",
+                fix=f"Lower max_execution_batch_size, or raise max_batch_size to at least {max_execution_batch_size}.",
+            )
+        )
     params = BatchingParameters()
     params.max_batch_size.value = max_batch_size
+    if max_execution_batch_size is not None:
+        params.enable_large_batch_splitting.value = True
+        params.max_execution_batch_size.value = max_execution_batch_size
     params.batch_timeout_micros.value = batch_timeout_micros
     params.num_batch_threads.value = threads
     params.max_enqueued_batches.value = max_enqueued_batches

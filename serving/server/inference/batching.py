@@ -20,10 +20,13 @@ the outputs are split back, like TensorFlow Serving's batching session:
 Requests TensorFlow Serving's batching refuses are refused with its words
 (INVALID_ARGUMENT): inputs with different first dimensions ("Batching Run()
 input tensors must have equal 0th-dimension size"), scalars ("... must have
-at least one dimension"), no inputs. A request with more rows than
-`max_batch_size` runs alone on the same threads (TensorFlow Serving: "Task
-size N is larger than maximum input batch size M", unless its
-`enable_large_batch_splitting` splits them).
+at least one dimension"), no inputs, and a request with more rows than
+`max_batch_size` ("Task size N is larger than maximum input batch size M",
+TensorFlow's `shared_batch_scheduler.h`). With `enable_large_batch_splitting`
+(`max_execution_batch_size` set), a request that does not fit the open batch
+is split as TensorFlow's eager split does: its first rows fill the open
+batch, the rest go to new batches of `max_execution_batch_size` rows, and the
+caller gets the parts' outputs joined (an error in any part is its answer).
 
 The scheduler lives on the server's event loop: queues are touched only from
 that loop. Model calls run on the batch threads, except batches of Predict
@@ -50,7 +53,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from serving.errors import Internal, Unavailable, message
+from serving.errors import Internal, InvalidArgument, Unavailable, message
 from serving.server.inference.batch_inputs import check_batchable, pad_to_largest, unbatchable
 from serving.server.inference.batching_options import BatchingOptions
 from serving.server.inference.call_times import CallTimes
@@ -166,7 +169,9 @@ class BatchScheduler:
             batch's outputs.
 
         Raises:
-            Unavailable: The queue holds max_enqueued_batches batches.
+            InvalidArgument: The request has more rows than `max_batch_size`.
+            Unavailable: The queue holds max_enqueued_batches batches (with
+                splitting: cannot take the request's rows).
         """
         # Requests merge when their inputs agree past the batch dimension; with
         # padding, when they agree in rank (`_execute` pads the rest).
@@ -184,33 +189,53 @@ class BatchScheduler:
                 (alias, value.ndim if pad else value.shape[1:], value.dtype.str)
                 for alias, value in sorted(inputs.items())
             )
-        max_batch_size = self._max_batch_size
-        if size < 1 or size > max_batch_size:
+        if size > self.options.max_batch_size:
+            raise _too_large(size, self.options)
+        if size < 1:
             return self._loop.run_in_executor(self._executor, signature.run, inputs)
         key = (id(servable), signature.name, shapes)
         queue = self._queues.get(key)
         if queue is None or queue.servable is not servable:
             queue = self._queues[key] = _Queue(servable, signature)
         batches = queue.batches
+        max_batch_size = self._max_batch_size
+        open_slot = max_batch_size - batches[-1].size if batches else max_batch_size
+        if self.options.max_execution_batch_size is None:
+            if size > open_slot and len(batches) >= self.options.max_enqueued_batches:
+                raise _queue_full(len(batches), self.options)
+        else:
+            _check_capacity(size, batches, self.options)
+            if size > open_slot:
+                return self._run_split(queue, inputs, size, open_slot, may_run_on_loop)
+        future = self._loop.create_future()
+        self._enqueue(queue, _Task(inputs, size, future, may_run_on_loop))
+        return future
+
+    def _enqueue(self, queue: _Queue, task: _Task) -> None:
+        """Adds `task` to the queue's open batch, or to a new one when it does not fit."""
+        batches = queue.batches
         now = time.monotonic()
-        if not batches or batches[-1].size + size > max_batch_size:
-            if len(batches) >= self.options.max_enqueued_batches:
-                raise Unavailable(
-                    message(
-                        "The batch scheduling queue to which this task was submitted is full",
-                        expected=f"at most max_enqueued_batches={self.options.max_enqueued_batches} waiting batches",
-                        received=f"a request while {len(batches)} batches wait",
-                        fix="Retry with backoff, add replicas, or raise max_enqueued_batches/num_batch_threads.",
-                    )
-                )
+        if not batches or batches[-1].size + task.size > self._max_batch_size:
             batches.append(_Batch(created=now))
-        task = _Task(inputs, size, self._loop.create_future(), may_run_on_loop, now)
+        task.enqueued = now
         batch = batches[-1]
         batch.tasks.append(task)
-        batch.size += size
-        self._waiting_rows += size
+        batch.size += task.size
+        self._waiting_rows += task.size
         self._wakeup.set()
-        return task.future
+
+    def _run_split(
+        self, queue: _Queue, inputs: Mapping[str, np.ndarray], size: int, open_slot: int, may_run_on_loop: bool
+    ) -> asyncio.Future[Outputs]:
+        """Queues a request in parts, as TensorFlow's eager split does (`InputSplitMetadata`): the
+        open batch's free rows first, then parts of `max_execution_batch_size` rows."""
+        bounds = _split_bounds(size, open_slot, self._max_batch_size)
+        parts = []
+        for start, stop in bounds:
+            part = {alias: value[start:stop] for alias, value in inputs.items()}
+            parts.append(self._loop.create_future())
+            self._enqueue(queue, _Task(part, stop - start, parts[-1], may_run_on_loop))
+        return asyncio.ensure_future(_joined(parts))
 
     def _take_ready(self) -> tuple[_Queue, _Batch] | tuple[None, float | None]:
         """Pops the oldest runnable batch, or returns (None, seconds to wait)."""
@@ -359,3 +384,71 @@ class BatchScheduler:
             results.append({alias: value[offset : offset + task.size] for alias, value in outputs.items()})
             offset += task.size
         return results
+
+
+def _split_bounds(size: int, open_slot: int, part_rows: int) -> list[tuple[int, int]]:
+    """The row ranges a split request is queued as: `open_slot` rows first (when the open batch
+    has room), then `part_rows` at a time."""
+    first = min(size, open_slot) if open_slot > 0 else 0
+    bounds = [(0, first)] if first else []
+    bounds += [(start, min(start + part_rows, size)) for start in range(first, size, part_rows)]
+    return bounds
+
+
+async def _joined(parts: list[asyncio.Future]) -> Outputs:
+    """The outputs of a split request's parts, joined in row order; the first part's error if any failed."""
+    results = await asyncio.gather(*parts, return_exceptions=True)
+    failed = next((result for result in results if isinstance(result, BaseException)), None)
+    if failed is not None:
+        raise failed
+    return {alias: np.concatenate([result[alias] for result in results]) for alias in results[0]}
+
+
+def _too_large(size: int, options: BatchingOptions) -> InvalidArgument:
+    limit = options.max_batch_size
+    return InvalidArgument(
+        message(
+            f"Task size {size} is larger than maximum input batch size {limit}",
+            expected=f"at most max_batch_size={limit} rows (or examples) per request",
+            received=f"a request of {size} rows",
+            fix=f"Send at most {limit} rows per request, or raise max_batch_size in the batching parameters "
+            "(with enable_large_batch_splitting and max_execution_batch_size, batches stay small).",
+        )
+    )
+
+
+def _queue_full(enqueued: int, options: BatchingOptions) -> Unavailable:
+    return Unavailable(
+        message(
+            "The batch scheduling queue to which this task was submitted is full; currently "
+            f"{enqueued} batches enqueued and max_enqueued_batches is {options.max_enqueued_batches}",
+            expected=f"at most max_enqueued_batches={options.max_enqueued_batches} waiting batches",
+            received=f"a request while {enqueued} batches wait",
+            fix=_QUEUE_FULL_FIX,
+        )
+    )
+
+
+def _check_capacity(size: int, batches: collections.deque[_Batch], options: BatchingOptions) -> None:
+    """With large-batch splitting, a request must fit the rows the queue can still take
+    (`ValidateBatchTaskQueueCapacity`: the open batch's free rows and `max_execution_batch_size`
+    per batch that may still be enqueued; the open batch counts as enqueued, empty or not)."""
+    execution = options.max_execution_batch_size
+    enqueued = max(len(batches), 1)
+    open_size = batches[-1].size if batches else 0
+    capacity = (options.max_enqueued_batches - enqueued) * execution + execution - open_size
+    if size > capacity:
+        raise Unavailable(
+            message(
+                "The batch scheduling queue to which this task was submitted is full; task size is "
+                f"{size} but scheduling capacity is only {capacity} (num_enqueued_batches={enqueued}, "
+                f"max_enqueued_batches={options.max_enqueued_batches}, open_batch_size={open_size}, "
+                f"max_execution_batch_size={execution})",
+                expected=f"at most {capacity} rows while {enqueued} batches wait",
+                received=f"a request of {size} rows",
+                fix=_QUEUE_FULL_FIX,
+            )
+        )
+
+
+_QUEUE_FULL_FIX = "Retry with backoff, add replicas, or raise max_enqueued_batches/num_batch_threads."

@@ -27,8 +27,7 @@ class BatchingOptions:
     allowed_batch_sizes: tuple[int, ...] = ()
     pad_variable_length_inputs: bool = False
     # Set when `enable_large_batch_splitting` is on: the largest batch that runs; `max_batch_size`
-    # then bounds one request (TensorFlow Serving splits larger requests into batches of this
-    # size; here a request larger than it runs alone: the same answers).
+    # then bounds one request, which is split into batches of at most this size.
     max_execution_batch_size: int | None = None
 
     @property
@@ -55,11 +54,13 @@ class BatchingOptions:
             return getattr(params, field).value if params.HasField(field) else getattr(defaults, field)
 
         splitting = params.HasField("enable_large_batch_splitting") and params.enable_large_batch_splitting.value
+        enqueued = pick("max_enqueued_batches")
         return cls(
             max_batch_size=pick("max_batch_size"),
             batch_timeout_micros=pick("batch_timeout_micros"),
             num_batch_threads=pick("num_batch_threads"),
-            max_enqueued_batches=pick("max_enqueued_batches"),
+            # SharedBatchScheduler::AddQueue: 0 means 1 without splitting ("many existing models rely on it").
+            max_enqueued_batches=1 if enqueued == 0 and not splitting else enqueued,
             allowed_batch_sizes=tuple(params.allowed_batch_sizes),
             pad_variable_length_inputs=params.pad_variable_length_inputs,
             # As bundle_factory_util.h: max_execution_batch_size, else max_batch_size.
@@ -86,8 +87,8 @@ def _received(options: BatchingOptions) -> str:
 
 
 def _option_problems(options: BatchingOptions):
-    """Yields (problem, expected, fix) for each value TensorFlow Serving refuses,
-    in its words (shared_batch_scheduler.h, bundle_factory_util.cc, batching_session.cc)."""
+    """Yields (problem, expected, fix) for each value TensorFlow Serving's model server refuses,
+    in its words (shared_batch_scheduler.h, bundle_factory_util.cc)."""
     if options.num_batch_threads < 1:
         yield (
             f"num_batch_threads must be positive; was {options.num_batch_threads}",
@@ -120,32 +121,21 @@ def _option_problems(options: BatchingOptions):
             "max_execution_batch_size >= 1",
             "Set max_execution_batch_size to the largest batch the model should run.",
         )
-    if execution is not None and allowed and allowed[-1] > options.max_batch_size:
+    if execution is not None and execution > options.max_batch_size:
         yield (
-            "Last entry in allowed_batch_sizes must be less than or equal to max_batch_size; "
-            f"last entry was {allowed[-1]}; expected {options.max_batch_size}",
-            f"sizes up to max_batch_size={options.max_batch_size}",
-            f"End allowed_batch_sizes with max_execution_batch_size={execution}.",
+            "When enable_large_batch_splitting is true, input_batch_size_limit must be greater than or equal "
+            "to max_execution_batch_size.",
+            f"max_execution_batch_size <= max_batch_size={options.max_batch_size}",
+            f"Lower max_execution_batch_size to at most {options.max_batch_size}, or raise max_batch_size "
+            "(the most rows one request may have).",
         )
-    elif execution is not None and allowed and allowed[-1] != execution:
-        yield (
-            "Last entry in allowed_batch_sizes must be equal to max_execution_batch_size; "
-            f"last entry was {allowed[-1]}; expected {execution}",
-            f"increasing sizes ending with max_execution_batch_size={execution}",
-            f"End allowed_batch_sizes with {execution}.",
-        )
-    if execution is None and allowed and allowed[-1] != options.max_batch_size:
+    # The model server checks only the last entry, with or without splitting (bundle_factory_util.cc
+    # WrapSessionForBatching; the order check is a TODO there, b/161641195), and pads a batch to the
+    # first listed size that holds it (`RoundToLowestAllowedBatchSize`).
+    if allowed and allowed[-1] != options.max_batch_size:
         yield (
             "Last entry in allowed_batch_sizes must match max_batch_size; "
             f"last entry was {allowed[-1]}; expected {options.max_batch_size}",
             f"increasing sizes ending with max_batch_size={options.max_batch_size}",
             f"Use e.g. [{max(1, options.max_batch_size // 2)}, {options.max_batch_size}].",
-        )
-    # Only with large-batch splitting (max_execution_batch_size), as TF Serving's CreateBasicBatchingSession;
-    # otherwise a batch is padded to the first listed size that holds it (`RoundToLowestAllowedBatchSize`).
-    if execution is not None and any(later <= earlier for earlier, later in zip(allowed, allowed[1:])):
-        yield (
-            "allowed_batch_sizes entries must be monotonically increasing",
-            "positive sizes, each larger than the one before",
-            "Sort allowed_batch_sizes and drop duplicates.",
         )

@@ -9,6 +9,7 @@ from google.protobuf import text_format
 
 from serving import config as cfg
 from serving.atomic import atomic_path, atomic_write_text
+from serving.server.inference.batching_options import BatchingOptions
 
 
 def _config() -> cfg.ModelServerConfig:
@@ -36,6 +37,14 @@ def test_server_files_round_trip_through_the_protobufs(tmp_path):
     assert cfg.read_text_proto(files.batching, cfg.BatchingParameters) == batching
     monitoring = cfg.read_text_proto(files.monitoring, cfg.MonitoringConfig)
     assert (monitoring.prometheus_config.enable, monitoring.prometheus_config.path) == (True, cfg.PROMETHEUS_PATH)
+
+
+def test_max_execution_batch_size_turns_on_tf_servings_large_batch_splitting():
+    params = cfg.batching_parameters(max_batch_size=256, max_execution_batch_size=32)
+    assert (params.enable_large_batch_splitting.value, params.max_execution_batch_size.value) == (True, 32)
+    options = BatchingOptions.from_proto(params)
+    assert (options.max_batch_size, options.batch_rows) == (256, 32)
+    assert not cfg.batching_parameters(max_batch_size=256).HasField("enable_large_batch_splitting")
 
 
 def test_model_config_text_is_what_tensorflow_serving_reads(tmp_path):
@@ -104,6 +113,16 @@ BAD_VALUES = [
         "allowed sizes not ending at max",
         lambda: cfg.batching_parameters(max_batch_size=8, allowed_batch_sizes=[2, 4]),
         "ending with max_batch_size=8",
+    ),
+    (
+        "execution batch larger than a request",
+        lambda: cfg.batching_parameters(max_batch_size=8, max_execution_batch_size=16),
+        "max_execution_batch_size=16",
+    ),
+    (
+        "zero execution batch",
+        lambda: cfg.batching_parameters(max_batch_size=8, max_execution_batch_size=0),
+        "max_execution_batch_size=0",
     ),
     ("metrics path without slash", lambda: cfg.monitoring_config("metrics"), "starting with '/'"),
     (

@@ -63,6 +63,22 @@ allowed_batch_sizes: 3
 allowed_batch_sizes: 4
 """
 
+# BatchingWithLargeBatch and BatchingLazySplit (batching_session_test.cc), with splitting on.
+SPLITTING = """
+max_batch_size { value: 3 }
+batch_timeout_micros { value: 1000000 }
+num_batch_threads { value: 2 }
+enable_large_batch_splitting { value: true }
+max_execution_batch_size { value: 2 }
+"""
+SPLITTING_BY_ONE = """
+max_batch_size { value: 2 }
+batch_timeout_micros { value: 1000000 }
+num_batch_threads { value: 1 }
+enable_large_batch_splitting { value: true }
+max_execution_batch_size { value: 1 }
+"""
+
 
 def _batch_of(x: tf.Tensor) -> tf.Tensor:
     """One value per row: the number of rows in the batch the model ran."""
@@ -113,6 +129,20 @@ def merging(tmp_path_factory, probe_dir):
 @pytest.fixture(scope="module")
 def not_padding(tmp_path_factory, probe_dir):
     server = _serve(tmp_path_factory, probe_dir, NOT_PADDING)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def splitting(tmp_path_factory, probe_dir):
+    server = _serve(tmp_path_factory, probe_dir, SPLITTING)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def splitting_by_one(tmp_path_factory, probe_dir):
+    server = _serve(tmp_path_factory, probe_dir, SPLITTING_BY_ONE)
     yield server
     server.stop()
 
@@ -360,14 +390,51 @@ def test_allowed_batch_sizes_pad_to_the_next_allowed_size(allowed_sizes, rows, b
     assert outputs == {"y": [0.5 * v + 2.0 for v in x], "batch": [batch] * rows}
 
 
-def test_request_larger_than_max_batch_size_runs_alone(allowed_sizes):
-    """BatchingWithLargeBatch, a deliberate difference: TF Serving refuses a 5-row request
-    with max_batch_size 4 ("Task size 5 is larger than maximum input batch size 4") unless
-    enable_large_batch_splitting splits it; the embedded server runs it alone, unpadded,
-    the answer large-batch splitting gives."""
-    x = [1.0, 2.0, 3.0, 4.0, 5.0]
-    outputs = _outputs(_predict(allowed_sizes, PROBE, {"inputs": {"x": x}}))
-    assert outputs == {"y": [2.5, 3.0, 3.5, 4.0, 4.5], "batch": [5.0] * 5}
+def test_batching_with_large_batch_refuses_more_rows_than_max_batch_size(allowed_sizes):
+    """BatchingWithLargeBatch, splitting off: with max_batch_size 4 a 5-row request is
+    INVALID_ARGUMENT "Task size 5 is larger than maximum input batch size 4", over REST and gRPC,
+    and never runs; a 4-row request still runs."""
+    assert _outputs(_predict(allowed_sizes, PROBE, {"inputs": {"x": [1.0, 2.0, 3.0, 4.0]}}))["batch"] == [4.0] * 4
+    status, body = _predict(allowed_sizes, PROBE, {"inputs": {"x": [1.0, 2.0, 3.0, 4.0, 5.0]}})
+    assert status == 400
+    assert body["error"].startswith("Task size 5 is larger than maximum input batch size 4. ")
+    stubs = Stubs(allowed_sizes.grpc_address)
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = TFS_MODEL
+    request.inputs["x"].CopyFrom(tf.make_tensor_proto(np.ones((5, 1), np.float32)))
+    try:
+        with pytest.raises(grpc.RpcError) as raised:
+            stubs.prediction.Predict(request, timeout=20)
+    finally:
+        stubs.close()
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert raised.value.details().startswith("Task size 5 is larger than maximum input batch size 4. ")
+
+
+def test_batching_with_large_batch_splits_a_request_over_batches(splitting):
+    """BatchingWithLargeBatch, splitting on (max_batch_size 3, max_execution_batch_size 2): a
+    1-row and a 3-row request at once are answered whole; no batch runs more than 2 rows."""
+    one, three = _concurrently(splitting, PROBE, [{"inputs": {"x": [5.0]}}, {"inputs": {"x": [6.0, 7.0, 8.0]}}])
+    assert _outputs(one)["y"] == [4.5]
+    assert _outputs(three)["y"] == [5.0, 5.5, 6.0]
+    assert max(_outputs(one)["batch"] + _outputs(three)["batch"]) == 2.0
+    status, body = _predict(splitting, PROBE, {"inputs": {"x": [1.0, 2.0, 3.0, 4.0]}})
+    assert status == 400
+    assert body["error"].startswith("Task size 4 is larger than maximum input batch size 3. ")
+
+
+def test_batching_lazy_split(splitting_by_one):
+    """BatchingLazySplit (max_batch_size 2, max_execution_batch_size 1): two 2-row requests
+    run as 1-row batches; each caller gets its own rows, on TF Serving's half_plus_two too."""
+    first, second = _concurrently(
+        splitting_by_one, PROBE, [{"inputs": {"x": [5.0, 6.0]}}, {"inputs": {"x": [1.0, 2.0]}}]
+    )
+    assert _outputs(first) == {"y": [4.5, 5.0], "batch": [1.0, 1.0]}
+    assert _outputs(second) == {"y": [2.5, 3.0], "batch": [1.0, 1.0]}
+    before = _batch_sizes(splitting_by_one, "serving_default")
+    assert _predict(splitting_by_one, TFS_MODEL, {"instances": [1.0, 2.0]}) == (200, {"predictions": [2.5, 3.0]})
+    runs, rows = _batch_sizes(splitting_by_one, "serving_default")
+    assert (runs - before[0], rows - before[1]) == (2, 2)
 
 
 def test_a_scalar_input_is_refused_by_batching(allowed_sizes):
@@ -452,38 +519,34 @@ def test_batching_parameters_file_takes_large_batch_splitting_fields(text, batch
             "max_batch_size { value: 4 }\nallowed_batch_sizes: 4\nallowed_batch_sizes: 2",
             "Last entry in allowed_batch_sizes must match max_batch_size; last entry was 2; expected 4",
         ),
-        (  # with large-batch splitting only (CreateBasicBatchingSession); see the test below
+        (  # with splitting too, the model server wants the last entry to be max_batch_size
             "max_batch_size { value: 8 }\nenable_large_batch_splitting { value: true }\n"
-            "max_execution_batch_size { value: 4 }\nallowed_batch_sizes: 3\nallowed_batch_sizes: 2\n"
-            "allowed_batch_sizes: 4",
-            "allowed_batch_sizes entries must be monotonically increasing",
+            "max_execution_batch_size { value: 4 }\nallowed_batch_sizes: 2\nallowed_batch_sizes: 4",
+            "Last entry in allowed_batch_sizes must match max_batch_size; last entry was 4; expected 8",
         ),
         ("num_batch_threads { value: 0 }", "num_batch_threads must be positive; was 0"),
         ("max_batch_size { value: 0 }", "input_batch_size_limit must be positive; was 0"),
         ("batch_timeout_micros { value: -1 }", "batch_timeout_micros must be non-negative; was -1"),
-        ("max_enqueued_batches { value: 0 }", "max_enqueued_batches must be positive; was 0"),
         (
             "max_batch_size { value: 8 }\nenable_large_batch_splitting { value: true }\n"
-            "max_execution_batch_size { value: 4 }\nallowed_batch_sizes: 2\nallowed_batch_sizes: 8",
-            "Last entry in allowed_batch_sizes must be equal to max_execution_batch_size; last entry was 8; expected 4",
+            "max_execution_batch_size { value: 16 }",
+            "When enable_large_batch_splitting is true, input_batch_size_limit must be greater than or equal to "
+            "max_execution_batch_size.",
         ),
         (
-            "max_batch_size { value: 8 }\nenable_large_batch_splitting { value: true }\n"
-            "max_execution_batch_size { value: 16 }\nallowed_batch_sizes: 16",
-            "Last entry in allowed_batch_sizes must be less than or equal to max_batch_size; last entry was 16; "
-            "expected 8",
+            "max_enqueued_batches { value: 0 }\nenable_large_batch_splitting { value: true }",
+            "max_enqueued_batches must be positive; was 0",
         ),
     ],
     ids=[
         "FinalAllowedBatchSizeLargerThanMaxBatchSizeRejected",
         "UnsortedAllowedBatchSizesRejected",
-        "allowed_batch_sizes_not_increasing",
+        "splitting_last_allowed_not_max_batch_size",
         "num_batch_threads",
         "max_batch_size",
         "batch_timeout_micros",
-        "max_enqueued_batches",
-        "splitting_last_allowed_not_execution_size",
-        "splitting_last_allowed_over_max_batch_size",
+        "splitting_execution_size_over_max_batch_size",
+        "splitting_max_enqueued_batches_zero",
     ],
 )
 def test_bad_batching_parameters_are_refused_with_tf_servings_words(tmp_path, text, expected):
@@ -498,13 +561,35 @@ def test_bad_batching_parameters_are_refused_with_tf_servings_words(tmp_path, te
     assert "Expected " in str(raised.value)
 
 
-def test_allowed_batch_sizes_out_of_order_are_taken_without_splitting(tmp_path):
-    """TF Serving's model server checks only the last entry (bundle_factory_util.cc: "must match
-    max_batch_size"; the order check is a TODO, b/161641195), and pads a batch to the first listed size
-    that holds it (`RoundToLowestAllowedBatchSize`)."""
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [
+        (
+            "max_batch_size { value: 4 }\nallowed_batch_sizes: 3\nallowed_batch_sizes: 2\nallowed_batch_sizes: 4",
+            [3, 2, 4],
+        ),
+        (
+            "max_batch_size { value: 8 }\nenable_large_batch_splitting { value: true }\n"
+            "max_execution_batch_size { value: 4 }\nallowed_batch_sizes: 3\nallowed_batch_sizes: 2\n"
+            "allowed_batch_sizes: 8",
+            [3, 2, 8],
+        ),
+    ],
+    ids=["without_splitting", "with_splitting"],
+)
+def test_allowed_batch_sizes_are_checked_by_their_last_entry_only(tmp_path, text, allowed):
+    """TF Serving's model server checks only the last entry (bundle_factory_util.cc
+    WrapSessionForBatching: "must match max_batch_size", with or without splitting; the order check
+    is a TODO there, b/161641195, and CreateBasicBatchingSession's stricter checks are not on the
+    model server's path), and pads a batch to the first listed size that holds it."""
     files = cfg.write_server_files(tmp_path, cfg.server_config(), batching=cfg.BatchingParameters())
-    files.batching.write_text(
-        "max_batch_size { value: 4 }\nallowed_batch_sizes: 3\nallowed_batch_sizes: 2\nallowed_batch_sizes: 4"
-    )
+    files.batching.write_text(text)
     server = EmbeddedServer.from_files(files, rest_port=0, grpc_port=0)
-    assert list(server.options.batching.allowed_batch_sizes) == [3, 2, 4]
+    assert list(server.options.batching.allowed_batch_sizes) == allowed
+
+
+def test_max_enqueued_batches_zero_means_one_without_splitting():
+    """SharedBatchScheduler::AddQueue rewrites max_enqueued_batches 0 to 1 when splitting is off
+    ("many existing models rely on this option")."""
+    params = text_format.Parse("max_enqueued_batches { value: 0 }", cfg.BatchingParameters())
+    assert BatchingOptions.from_proto(params).max_enqueued_batches == 1

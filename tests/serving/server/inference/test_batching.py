@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -14,7 +15,7 @@ import tensorflow as tf
 from serving_helpers import MODEL, http, logit
 
 from serving import config as cfg
-from serving.errors import Unavailable
+from serving.errors import InvalidArgument, Unavailable
 from serving.server.inference.batching import BatchScheduler
 from serving.server.inference.batching_options import BatchingOptions
 from serving.server.model.servable import Servable, Signature, TensorSpec
@@ -103,15 +104,68 @@ def test_allowed_batch_sizes_pad_the_batch():
     assert [r["y"].shape for r in results] == [(1, 2)] * 3
 
 
-def test_request_larger_than_max_batch_size_runs_alone():
+def test_request_larger_than_max_batch_size_is_refused_and_never_runs():
     function = Doubler()
-    [result] = _run(
+    small, large = _run(
         BatchingOptions(max_batch_size=4, batch_timeout_micros=0, num_batch_threads=1),
         function,
-        [np.ones((10, 2), np.float32)],
+        [np.ones((4, 2), np.float32), np.ones((10, 2), np.float32)],
     )
-    assert function.sizes == [10]
-    assert result["y"].shape == (10, 2)
+    assert small["y"].shape == (4, 2)
+    assert isinstance(large, InvalidArgument)
+    assert large.text.startswith("Task size 10 is larger than maximum input batch size 4. ")
+    assert "Send at most 4 rows per request" in large.text
+    assert function.sizes == [4]
+
+
+SPLITTING = BatchingOptions(
+    max_batch_size=10, max_execution_batch_size=4, batch_timeout_micros=30_000, num_batch_threads=1
+)
+
+
+def test_large_batch_splitting_runs_batches_of_max_execution_batch_size():
+    """A 10-row request with max_execution_batch_size 4 runs as 4 + 4 + 2 rows, and its
+    caller gets its 10 rows back in order."""
+    function = Doubler()
+    x = np.arange(20, dtype=np.float32).reshape(10, 2)
+    [result] = _run(SPLITTING, function, [x])
+    assert function.sizes == [4, 4, 2]
+    np.testing.assert_array_equal(result["y"], x * 2)
+
+
+def test_a_split_request_first_fills_the_open_batch():
+    """TensorFlow's eager split: a 7-row request joining an open batch of 1 row puts 3 rows
+    there and 4 in the next batch; both callers get their own rows."""
+    function = Doubler()
+    one, seven = np.full((1, 2), 100.0, np.float32), np.arange(14, dtype=np.float32).reshape(7, 2)
+    first, second = _run(SPLITTING, function, [one, seven], stagger=0.005)
+    assert function.sizes == [4, 4]
+    np.testing.assert_array_equal(first["y"], one * 2)
+    np.testing.assert_array_equal(second["y"], seven * 2)
+
+
+def test_a_failing_part_is_the_split_requests_answer():
+    function = Doubler(fail=True)
+    [result] = _run(SPLITTING, function, [np.ones((6, 2), np.float32)])
+    assert isinstance(result, tf.errors.InvalidArgumentError)
+
+
+def test_splitting_refuses_a_request_larger_than_the_queue_can_take():
+    """ValidateBatchTaskQueueCapacity: with max_enqueued_batches 2 and batches of 4, a
+    waiting batch of 3 rows leaves room for 5 rows (1 in it, 4 in one more batch)."""
+    gate = threading.Event()
+    function = Doubler(gate=gate)
+    options = dataclasses.replace(SPLITTING, max_enqueued_batches=2, batch_timeout_micros=1_000_000)
+    threading.Timer(0.5, gate.set).start()
+    rows = [np.ones((4, 2), np.float32), np.ones((3, 2), np.float32), np.ones((6, 2), np.float32)]
+    running, waiting, refused = _run(options, function, rows, stagger=0.05)
+    assert running["y"].shape == (4, 2) and waiting["y"].shape == (3, 2)
+    assert isinstance(refused, Unavailable)
+    assert refused.text.startswith(
+        "The batch scheduling queue to which this task was submitted is full; task size is 6 but scheduling "
+        "capacity is only 5 (num_enqueued_batches=1, max_enqueued_batches=2, open_batch_size=3, "
+        "max_execution_batch_size=4). "
+    )
 
 
 def test_different_trailing_shapes_are_not_merged():
@@ -132,8 +186,10 @@ def test_full_queue_rejects_with_unavailable():
     results = _run(options, function, _rows(6), stagger=0.01)
     rejected = [r for r in results if isinstance(r, Unavailable)]
     assert rejected, results
-    assert "The batch scheduling queue to which this task was submitted is full" in rejected[0].text
-    assert "max_enqueued_batches=2" in rejected[0].text
+    assert rejected[0].text.startswith(
+        "The batch scheduling queue to which this task was submitted is full; currently 2 batches enqueued "
+        "and max_enqueued_batches is 2. "
+    )
     assert sum(function.sizes) == 6 - len(rejected)
 
 

@@ -55,11 +55,13 @@ class TensorSpec:
         alias: The name clients use (the SignatureDef map key).
         dtype: The TensorFlow dtype.
         shape: Dimensions, None for unknown ones; None for unknown rank.
+        tensor_name: The graph tensor's name (`serving_default_x:0`); empty for a sparse input.
     """
 
     alias: str
     dtype: tf.DType
     shape: tuple[int | None, ...] | None
+    tensor_name: str = dataclasses.field(default="", compare=False)  # the TensorInfo's feed/fetch name
     numpy_dtype: np.dtype = dataclasses.field(init=False, repr=False, compare=False)
     is_string: bool = dataclasses.field(init=False, repr=False, compare=False)
     datatype_enum: int = dataclasses.field(init=False, repr=False, compare=False)
@@ -90,7 +92,7 @@ class TensorSpec:
         proto_shape = info.tensor_shape
         shape = None if proto_shape.unknown_rank else tuple(None if d.size < 0 else d.size for d in proto_shape.dim)
         # TF1 graphs name reference tensors (DT_INT32_REF, ...); they are fed and read as their base type.
-        return cls(alias=alias, dtype=tf.dtypes.as_dtype(info.dtype).base_dtype, shape=shape)
+        return cls(alias=alias, dtype=tf.dtypes.as_dtype(info.dtype).base_dtype, shape=shape, tensor_name=info.name)
 
     def describe(self) -> str:
         dims = "?" if self.shape is None else "[" + ", ".join("-1" if d is None else str(d) for d in self.shape) + "]"
@@ -114,6 +116,9 @@ class Signature:
             a TF1 session, so callers must not reject a shape the graph
             accepts. False for TF2 models, whose functions check shapes
             against their input signature (callers check them first).
+        defaults: Input alias to the value fed when a PredictRequest leaves
+            that input out (the SignatureDef's `defaults`, which TF 2.x writes
+            for a function argument with a default value).
     """
 
     name: str
@@ -123,6 +128,7 @@ class Signature:
     function: Callable[..., Mapping[str, tf.Tensor]] = dataclasses.field(repr=False)
     arguments: Mapping[str, str] | None = None
     feeds_any_shape: bool = False
+    defaults: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict, repr=False)
 
     def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Runs the signature on numpy inputs already checked against `inputs`.
@@ -263,6 +269,7 @@ class Servable:
                 function=function,
                 arguments=None if arguments is None or all(a == k for a, k in arguments.items()) else arguments,
                 feeds_any_shape=tf1,
+                defaults={alias: tf.make_ndarray(value) for alias, value in sig_def.defaults.items()},
             )
         return cls(
             name, version, path, signatures, {k: v for k, v in defs.items() if k in signatures}, keepalive=loaded

@@ -96,47 +96,72 @@ def shape_text(shape: tuple[int, ...]) -> str:
 
 
 def check_aliases(signature: Signature, received: AbstractSet[str], model: str) -> None:
+    """The request's input aliases against the signature's, in TensorFlow Serving's order and words:
+    `VerifyRequestInputsSize` (predict_util.cc), then TensorFlow's `saved_model::GetInputValues`
+    (cc/saved_model/util.cc), which takes an input the request leaves out from the SignatureDef's
+    `defaults`."""
     if received == signature.inputs.keys():  # set-like comparison, no set built for the common case
         return
-    raise _aliases_error(signature, set(received), model)
+    received = set(received)
+    problem = _alias_problem(signature, received)
+    if problem is not None:
+        raise _aliases_error(signature, received, model, problem)
 
 
 def _braced(names: Collection[str]) -> str:
     """A set of names as TensorFlow Serving writes it: `{a,b}` (absl::StrJoin of a std::set),
     sorted; past `_NAMED_KEYS` names, the first of them and `...`."""
+    return "{" + _joined(names) + "}"
+
+
+def _joined(names: Collection[str]) -> str:
     named = _some_sorted(names)
-    return "{" + ",".join(named) + (",..." if len(named) < len(names) else "") + "}"
+    return ",".join(named) + (",..." if len(named) < len(names) else "")
 
 
-def _aliases_error(signature: Signature, received: set[str], model: str) -> InvalidArgument:
-    """The request's input aliases are not the signature's: TensorFlow Serving's words, then ours.
-
-    Different counts: `VerifyRequestInputsSize` (predict_util.cc) names both sets, the
-    extra and the missing aliases; the same count: its alias lookup names the first
-    alias the signature lacks and the set of its inputs.
-    """
-    expected = sorted(signature.inputs)
-    extra = received.difference(expected)
-    first_extra = min(extra) if extra else None
-    missing = sorted(set(expected).difference(received))
-    if len(received) != len(expected):
-        problem = (
+def _alias_problem(signature: Signature, received: set[str]) -> str | None:
+    """TensorFlow Serving's message for aliases it refuses; None when the signature's defaults
+    fill the inputs the request leaves out."""
+    expected = signature.inputs
+    defaults = signature.defaults
+    if len(received) > len(expected) or (len(received) < len(expected) and not defaults):
+        extra = received.difference(expected)
+        missing = set(expected).difference(received)
+        return (
             f"input size does not match signature: {len(received)}!={len(expected)} "
             f"len({_braced(received)}) != len({_braced(expected)}). "
             f"Sent extra: {_braced(extra)}. Missing but required: {_braced(missing)}."
         )
-    else:
-        problem = (
-            f"input tensor alias not found in signature: {first_extra}. "
-            f"Inputs expected to be in the set {_braced(expected)}."
+    # GetInputValues walks the signature's inputs (a protobuf map: sorted here, so the first named is stable).
+    for alias in sorted(expected):
+        if alias not in received and alias not in defaults:
+            return (
+                f"Signature input alias: {alias}(feed name: {expected[alias].tensor_name}) not found in request "
+                f"and no default value provided. Inputs expected to be in the request {_braced(received)}, "
+                f"or default input alias set: {_joined(defaults)}"
+            )
+    if received.difference(expected):
+        return (
+            f"Inputs contains invalid name. Used request inputs: {_joined(received.intersection(expected))}, "
+            f"request input: {_joined(received)}"
         )
-    hint = did_you_mean(first_extra, missing) if extra and missing else ""
+    return None
+
+
+def _aliases_error(signature: Signature, received: set[str], model: str, problem: str) -> InvalidArgument:
+    expected = sorted(signature.inputs)
+    extra = received.difference(expected)
+    missing = sorted(set(expected).difference(received, signature.defaults))
+    hint = did_you_mean(min(extra), missing) if extra and missing else ""
+    defaults = f" (defaults: {sorted(signature.defaults)})" if signature.defaults else ""
     return InvalidArgument(
         message(
             problem,
-            expected=f"inputs {expected} for signature {signature.name!r} of model {model!r}",
+            expected=f"inputs {expected}{defaults} for signature {signature.name!r} of model {model!r}",
             received=named_keys(received),
-            fix="Send exactly the inputs listed by GET /v1/models/<name>/metadata." + hint,
+            fix="Send exactly the inputs listed by GET /v1/models/<name>/metadata"
+            + (", leaving out only those with defaults." if signature.defaults else ".")
+            + hint,
         )
     )
 
@@ -193,12 +218,16 @@ def check_inputs(signature: Signature, inputs: Mapping[str, np.ndarray], model: 
     Returns:
         The inputs, cast where a lossless cast is allowed (int to float).
 
+    An input the request leaves out takes the signature's default (`Signature.defaults`).
+
     Raises:
         InvalidArgument: An alias is unknown or missing, a dtype is not the
             input's (and not an integer for a float input), or a shape does
             not fit.
     """
     check_aliases(signature, inputs.keys(), model)
+    if len(inputs) < len(signature.inputs):  # the rest have defaults (check_aliases)
+        inputs = {**{alias: signature.defaults[alias] for alias in signature.inputs if alias not in inputs}, **inputs}
     checked = {}
     for alias, value in inputs.items():
         spec = signature.inputs[alias]

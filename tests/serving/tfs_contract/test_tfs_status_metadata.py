@@ -273,7 +273,11 @@ def test_predict_without_a_model_name_is_invalid_argument(stubs, request_, code)
     "inputs, output_filter, wanted",
     [
         ({}, [], "Missing but required: {x}"),
-        ({"key": tf.make_tensor_proto(["any_key"])}, [], "input tensor alias not found in signature: key"),
+        (
+            {"key": tf.make_tensor_proto(["any_key"])},
+            [],
+            "Signature input alias: x(feed name: x:0) not found in request",
+        ),
         ({"x": _float(2.0)}, ["output_filter"], "output tensor alias not found in signature: output_filter"),
         ({"x": tf.make_tensor_proto(["any_key"])}, ["y"], ""),
     ],

@@ -162,7 +162,7 @@ BAD_CALLS = [
         "unknown alias",
         _predict_request(y=tf.make_tensor_proto([X], dtype=tf.float32)),
         grpc.StatusCode.INVALID_ARGUMENT,
-        "input tensor alias not found in signature: y",
+        "Signature input alias: x(feed name: serving_raw_x:0) not found in request and no default value provided",
     ),
     (
         "unknown signature",

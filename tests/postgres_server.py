@@ -12,13 +12,14 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["INSTALL", "postgres_bin", "free_port", "running_postgres", "postgres_engine"]
+from ports import free_port
+
+__all__ = ["INSTALL", "postgres_bin", "running_postgres", "postgres_engine"]
 
 INSTALL = "apt-get install -y postgresql (scripts/install_system_packages.sh does it)"
 PASSWORD = "s3cret-pw"
@@ -28,12 +29,6 @@ def postgres_bin() -> str | None:
     """The folder holding Debian's initdb and pg_ctl (the newest version installed), or None."""
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
     return os.path.dirname(found[-1]) if found else None
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _as_server_user(command: list[str]) -> list[str]:

@@ -12,21 +12,15 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
 
 import pytest
+from ports import free_port
 
 __all__ = ["running_pushgateway", "groups", "scrape"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextlib.contextmanager
@@ -35,7 +29,7 @@ def running_pushgateway() -> Iterator[str]:
     binary = shutil.which("prometheus-pushgateway") or shutil.which("pushgateway")
     if binary is None:
         pytest.skip("no Pushgateway binary: install it with `apt-get install -y prometheus-pushgateway`")
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [binary, f"--web.listen-address=127.0.0.1:{port}", "--persistence.file=", "--log.level=warn"],
         stdout=subprocess.DEVNULL,

@@ -5,23 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import psutil
+from ports import free_port
 from serving_helpers import MODEL, WEIGHTS, export_linear, http, push
 
 REPO = Path(__file__).resolve().parents[2]
 MIB = 1024 * 1024
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class ServerProcess:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import socket
 import time
 
 import pytest
+from ports import free_port
 from serving_helpers import MODEL, http, logit
 
 from serving import config as cfg
@@ -17,19 +17,13 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_real_server_serves_our_config_files(tmp_path, model_dir):
     files = cfg.write_server_files(
         tmp_path / "cfg",
         cfg.server_config(cfg.model_config(MODEL, model_dir, policy=cfg.specific_policy([1]), labels={"stable": 1})),
         batching=cfg.batching_parameters(max_batch_size=8, num_batch_threads=1),
     )
-    rest, grpc = _free_port(), _free_port()
+    rest, grpc = free_port(), free_port()
     process = real_server.start(real_server.command(BINARY, files, rest_port=rest, grpc_port=grpc))
     url = f"http://127.0.0.1:{rest}"
     try:

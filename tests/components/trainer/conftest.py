@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from ports import free_port
 from trainer_fixtures import (
     ObservedRun,
     PrometheusScraper,
     TrainerData,
-    free_port,
     make_fn_args,
     prepare_trainer_data,
     run_generic_executor,

@@ -13,7 +13,8 @@ import sys
 
 import numpy as np
 import pytest
-from trainer_fixtures import HERE, REPO, finish, free_port, make_fn_args, read_summary, start_trainer_process
+from ports import free_port
+from trainer_fixtures import HERE, REPO, finish, make_fn_args, read_summary, start_trainer_process
 
 from components.trainer.worker import save_fn_args
 

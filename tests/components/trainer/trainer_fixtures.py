@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -179,13 +178,6 @@ def read_summary(fn_args) -> dict[str, Any]:
     """The `training_summary.json` a run wrote."""
     with open(os.path.join(fn_args.model_run_dir, "training_summary.json"), encoding="utf-8") as handle:
         return json.load(handle)
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def start_trainer_process(

@@ -8,12 +8,12 @@ from __future__ import annotations
 import glob
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
+from ports import free_port
 from taxi_fixtures import REPO, run_cli, taxi_spec, write_spec
 
 from pipelines.beam.dask import RUNNER, DaskUnavailable, check_scheduler, component_beam_args
@@ -31,12 +31,6 @@ def _dask_scratch_space_in_tmp(tmp_path):
 
     with dask.config.set({"temporary-directory": str(tmp_path)}):
         yield
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _load(tmp_path, taxi_sample_csv, orchestrator: dict):
@@ -91,7 +85,7 @@ def test_bad_beam_sections_are_named_with_their_fix(tmp_path, taxi_sample_csv, o
 
 
 def test_no_scheduler_at_the_address_is_one_line_with_how_to_start_one():
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     with pytest.raises(DaskUnavailable) as caught:
         check_scheduler(address, timeout=2)
     message = str(caught.value)
@@ -124,7 +118,7 @@ def _stop(process: subprocess.Popen) -> None:
 def dask_cluster(tmp_path_factory):
     """`dask scheduler` and two `dask worker --nthreads 1` processes on 127.0.0.1; yields (address, log dir)."""
     logs = tmp_path_factory.mktemp("dask_logs")
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
     env["PYTHONPATH"] = os.pathsep.join([REPO, env.get("PYTHONPATH", "")])
     env["DASK_TEMPORARY_DIRECTORY"] = str(logs)
@@ -224,7 +218,7 @@ def test_every_beam_component_compiles_onto_the_dask_cluster(dask_cluster, taxi_
 def test_compiling_contacts_no_scheduler(tmp_path, taxi_sample_csv):
     from pipelines.compiler import compile_pipeline
 
-    address = f"127.0.0.1:{_free_port()}"  # nothing listens there: a contact would raise DaskUnavailable
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there: a contact would raise DaskUnavailable
     resolved = _load(tmp_path, taxi_sample_csv, {"beam": {"runner": "dask", "address": address}})
 
     pipeline = compile_pipeline(resolved)
@@ -234,7 +228,7 @@ def test_compiling_contacts_no_scheduler(tmp_path, taxi_sample_csv):
 
 
 def test_run_with_no_scheduler_is_one_error_line(tmp_path, taxi_sample_csv):
-    port = _free_port()
+    port = free_port()
     spec = taxi_spec(
         taxi_sample_csv,
         str(tmp_path / "run"),

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 import yaml
 from kfp_metadata import MetadataService, record_kfp_run, sqlite_store
-from postgres_server import free_port
+from ports import free_port
 from scaffold_fixtures import run_pipelines_cli
 from taxi_fixtures import taxi_spec, write_spec
 

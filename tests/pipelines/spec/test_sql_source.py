@@ -15,7 +15,8 @@ import sqlite3
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from postgres_server import PASSWORD, free_port, postgres_engine
+from ports import free_port
+from postgres_server import PASSWORD, postgres_engine
 
 from pipelines.load import load_spec
 from pipelines.spec.sql_source import SqlProblem, expand_connection, export_query, redacted

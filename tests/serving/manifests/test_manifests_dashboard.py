@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import urllib.request
 from collections.abc import Iterator
 from difflib import get_close_matches
@@ -23,6 +22,7 @@ import promql_parser
 import pytest
 import tensorflow as tf
 import yaml
+from ports import free_port
 from prometheus_client.parser import text_string_to_metric_families
 from pushgateway_process import running_pushgateway
 from serving_helpers import MODEL, b64, example, http, push
@@ -58,12 +58,6 @@ def _scrape(url: str) -> tuple[set[str], Samples]:
             names.add(name)
             samples.append((name, dict(sample.labels)))
     return names, samples
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +135,7 @@ def pipeline_scrape() -> tuple[set[str], Samples]:
 @pytest.fixture(scope="module")
 def training_scrape() -> tuple[set[str], Samples]:
     """The trainer exporter's metrics after one update, as Prometheus scrapes job `trainer`."""
-    port = _free_port()
+    port = free_port()
     exporter = MetricsExporter(port=port)
     try:
         exporter.update(step=100, loss=0.4, examples_per_second=5000.0)

@@ -6,11 +6,11 @@ import re
 import urllib.request
 
 import pytest
+from ports import free_port
 from prometheus_client.parser import text_string_to_metric_families
 from pushgateway_process import groups, running_pushgateway, scrape
 from tfx.dsl.components.base.base_executor import BaseExecutor
 from tfx.proto.orchestration import pipeline_pb2
-from trainer_fixtures import free_port
 
 from components.trainer.monitoring.pipeline_run import pipeline_run_labels
 from components.trainer.monitoring.prometheus import MetricsExporter

@@ -167,6 +167,13 @@ def _parser() -> argparse.ArgumentParser:
         "--body-timeout-s", type=float, default=60.0, help="answer 408 when a body takes longer (default: 60)"
     )
     limits.add_argument(
+        "--rest-api-timeout-in-ms",
+        type=int,
+        default=30_000,
+        help="answer a REST predict/classify/regress with 504 DEADLINE_EXCEEDED after this long, as "
+        "tensorflow_model_server's --rest_api_timeout_in_ms (default: 30000; 0: no limit)",
+    )
+    limits.add_argument(
         "--allow-config-reload",
         action="store_true",
         help="serve gRPC HandleReloadConfigRequest (off by default: any local process could repoint models)",

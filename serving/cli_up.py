@@ -152,6 +152,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             rest_port=args.rest_port,
             grpc_port=args.grpc_port,
             model_config_file_poll_wait_seconds=int(args.config_poll_seconds),
+            rest_api_timeout_in_ms=args.rest_api_timeout_in_ms,
         )
         print(f"Starting the real TensorFlow Serving: {' '.join(argv)}", flush=True)
         if args.host == "127.0.0.1":
@@ -194,6 +195,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             max_json_depth=args.max_json_depth,
             header_timeout_s=args.header_timeout_s,
             body_timeout_s=args.body_timeout_s,
+            rest_api_timeout_in_ms=args.rest_api_timeout_in_ms,
             allow_config_reload=args.allow_config_reload,
             allowed_model_roots=tuple(args.allowed_model_roots),
         )

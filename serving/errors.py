@@ -24,6 +24,7 @@ from collections.abc import Iterable
 import grpc
 
 __all__ = [
+    "DeadlineExceeded",
     "FailedPrecondition",
     "Internal",
     "InvalidArgument",
@@ -136,6 +137,10 @@ class NotFound(ServingError):
 
 class FailedPrecondition(ServingError):
     code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class DeadlineExceeded(ServingError):
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
 
 
 class PermissionDenied(ServingError):

@@ -25,6 +25,7 @@ def command(
     grpc_port: int = 8500,
     file_system_poll_wait_seconds: int = 1,
     model_config_file_poll_wait_seconds: int = 0,
+    rest_api_timeout_in_ms: int = 30_000,
 ) -> list[str]:
     """The tensorflow_model_server command line for `files`.
 
@@ -41,6 +42,7 @@ def command(
         f"--file_system_poll_wait_seconds={file_system_poll_wait_seconds}",
         f"--monitoring_config_file={files.monitoring}",
         "--allow_version_labels_for_unavailable_models=true",
+        f"--rest_api_timeout_in_ms={rest_api_timeout_in_ms}",
     ]
     if files.batching is not None:
         argv += ["--enable_batching=true", f"--batching_parameters_file={files.batching}"]

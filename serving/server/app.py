@@ -49,7 +49,7 @@ from serving.server.lifecycle.reload_policy import ReloadPolicy
 from serving.server.model.servable import Servable
 from serving.server.observability.http_log import ConnectionErrorLog
 from serving.server.observability.metrics import ServingMetrics
-from serving.server.rest.api import RestApi
+from serving.server.rest.api import DEFAULT_RUN_TIMEOUT_MS, RestApi
 
 __all__ = ["DEFAULT_MAX_REQUEST_BYTES", "EmbeddedServer", "PortInUse", "ServerOptions"]
 
@@ -91,6 +91,9 @@ class ServerOptions:
         allow_config_reload: Serve HandleReloadConfigRequest (off: FAILED_PRECONDITION).
         allowed_model_roots: Where reloaded base paths may point; empty: the
             initial config's base paths.
+        rest_api_timeout_in_ms: A REST predict/classify/regress not answered in
+            this time is DEADLINE_EXCEEDED (504), as tensorflow_model_server's flag
+            of that name (default 30 s); 0: no limit.
     """
 
     host: str = "127.0.0.1"
@@ -112,6 +115,7 @@ class ServerOptions:
     body_timeout_s: float = limit_defaults.DEFAULT_BODY_TIMEOUT_S
     allow_config_reload: bool = False
     allowed_model_roots: tuple[str, ...] = ()
+    rest_api_timeout_in_ms: int = DEFAULT_RUN_TIMEOUT_MS
 
     def limits(self) -> RequestLimits:
         return RequestLimits(
@@ -190,6 +194,7 @@ class EmbeddedServer:
             prometheus_path=prometheus,
             limits=self.limits,
             memory=self.memory,
+            run_timeout_ms=self.options.rest_api_timeout_in_ms,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

@@ -29,6 +29,7 @@ from typing import Any
 from aiohttp import hdrs, web
 
 from serving.errors import (
+    DeadlineExceeded,
     Internal,
     InvalidArgument,
     RequestTimeout,
@@ -69,6 +70,8 @@ __all__ = ["RestApi"]
 
 log = logging.getLogger(__name__)
 
+DEFAULT_RUN_TIMEOUT_MS = 30_000  # tensorflow_model_server's --rest_api_timeout_in_ms default
+
 
 # TensorFlow Serving's one header, exactly (`AddHeaders`; JSON is UTF-8 by definition, RFC 8259),
 # built once (aiohttp copies it into each response; 1 us less per response than the arguments).
@@ -104,8 +107,11 @@ class RestApi:
         prometheus_path: str | None,
         limits: RequestLimits | None = None,
         memory: MemoryReleaser | None = None,
+        run_timeout_ms: int = DEFAULT_RUN_TIMEOUT_MS,
     ) -> None:
         self.runtime = runtime
+        # TF Serving's --rest_api_timeout_in_ms: the RunOptions timeout of every REST call; <= 0: none.
+        self.run_timeout_ms = run_timeout_ms
         self.metrics = metrics
         self.max_request_bytes = max_request_bytes
         self.prometheus_path = prometheus_path
@@ -251,7 +257,8 @@ class RestApi:
                     raw = decoded_body(raw, encoding, self.max_request_bytes)
                 size = len(raw)
                 body = parse_json(raw, self.limits.max_json_depth)
-                _, payload = await self._verbs[verb.lower()](ref, body, raw)
+                call = self._verbs[verb.lower()](ref, body, raw)
+                _, payload = await (call if self.run_timeout_ms <= 0 else self._within_run_timeout(call, verb))
             elif status_match:
                 ref = model_ref(*status_match.groups()[:3])
                 model = ref.name
@@ -310,6 +317,23 @@ class RestApi:
         if self.memory is not None:
             self.memory.after(size)  # the body read or decompressed, if any
         return response
+
+    async def _within_run_timeout(self, call, verb: str) -> tuple[int, Any]:
+        """`call`, or DEADLINE_EXCEEDED (504) after `run_timeout_ms`, in TensorFlow's words for a
+        session run past its RunOptions timeout. A call already running in a thread is not stopped
+        (a session run of TF Serving's is); its answer is dropped."""
+        try:
+            return await asyncio.wait_for(call, self.run_timeout_ms / 1000)
+        except asyncio.TimeoutError:
+            raise DeadlineExceeded(
+                message(
+                    "Timed out waiting for notification",
+                    expected=f"an answer within rest_api_timeout_in_ms={self.run_timeout_ms}",
+                    received=f"a :{verb} request still running after {self.run_timeout_ms} ms",
+                    fix="Send fewer rows per request, or raise the server's rest_api_timeout_in_ms "
+                    "(serving up --rest-api-timeout-in-ms; 0: no limit).",
+                )
+            ) from None
 
     async def _predict(self, ref: ModelRef, body: dict[str, Any], raw: bytes) -> tuple[int, bytes]:
         formats = []

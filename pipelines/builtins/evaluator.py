@@ -28,7 +28,7 @@ def _thresholds(resolved: ResolvedSpec) -> dict:
             "higher_is_better": higher,
             "classes": [str(c) for c in gate.classes] if gate.classes else None,
             "per_slice": gate.per_slice,
-            "min_examples": gate.min_examples,
+            "min_examples": gate.slice_min_examples,
         }
     return result
 

@@ -4,6 +4,7 @@ import dataclasses
 from typing import Optional
 
 from pipelines.spec.limits import check_finite
+from pipelines.spec.typed import checked_field, field_problems
 
 __all__ = ["ThresholdSpec", "FAIRNESS_RATES", "FairnessSpec", "EvaluationSpec"]
 
@@ -26,7 +27,12 @@ class ThresholdSpec:
     higher_is_better: Optional[bool] = None
     classes: Optional[list[str | int]] = None
     per_slice: bool = False
-    min_examples: int = 30
+    min_examples: Optional[int] = None  # None: DEFAULT_SLICE_MIN_EXAMPLES, with `per_slice` only
+
+    @property
+    def slice_min_examples(self) -> int:
+        """The fewest eval rows a slice needs to be gated by this threshold."""
+        return DEFAULT_SLICE_MIN_EXAMPLES if self.min_examples is None else self.min_examples
 
     def __post_init__(self):
         if self.min is None and self.max is None and self.max_regression is None:
@@ -39,12 +45,20 @@ class ThresholdSpec:
             )
         if self.max_regression is not None and self.max_regression < 0:
             raise ValueError(f"`max_regression` must be 0 or more. Received: max_regression={self.max_regression}.")
-        if self.min_examples < 1:
+        if self.min_examples is not None and self.min_examples < 1:
             raise ValueError(
                 f"`min_examples` must be at least 1. Received: min_examples={self.min_examples}. Example: "
                 "`min_examples: 30`."
             )
+        if self.min_examples is not None and not self.per_slice:
+            raise ValueError(
+                f"`min_examples` applies to per-slice gates only (the fewest eval rows a slice needs to be "
+                f"gated). Received: min_examples={self.min_examples} without `per_slice: true`. Add "
+                "`per_slice: true`, or remove `min_examples`."
+            )
 
+
+DEFAULT_SLICE_MIN_EXAMPLES = 30
 
 FAIRNESS_RATES = ("false_positive_rate", "false_negative_rate", "positive_rate")
 
@@ -130,34 +144,59 @@ class EvaluationSpec:
 
     metrics: Optional[list[str]] = None  # None: the metrics that fit the label (see above)
     thresholds: dict[str, ThresholdSpec] = dataclasses.field(default_factory=dict)
-    top_k: int = 3
-    sample_rows: Optional[int] = None
-    slices: list[list[str]] = dataclasses.field(default_factory=list)
-    slice_buckets: int = 4
+    top_k: int = checked_field(lambda k: _top_k_problem(k), default=3)
+    sample_rows: Optional[int] = checked_field(lambda rows: _sample_rows_problem(rows), default=None)
+    slices: list[list[str]] = checked_field(lambda specs: _slices_problem(specs), default_factory=list)
+    slice_buckets: int = checked_field(lambda buckets: _slice_buckets_problem(buckets), default=4)
     fairness: Optional[FairnessSpec] = None
-    confidence: Optional[float] = None
+    confidence: Optional[float] = checked_field(lambda level: _confidence_problem(level), default=None)
 
     def __post_init__(self):
-        if self.confidence is not None and not 0.5 <= self.confidence < 1.0:
-            raise ValueError(
-                f"`confidence` is a confidence level, at least 0.5 and below 1. Received: confidence="
-                f"{self.confidence}. Example: `confidence: 0.95`, or null for no intervals."
+        problems = field_problems(self)
+        if problems:
+            raise ValueError(" ".join(problems))
+
+
+def _confidence_problem(level: float) -> Optional[str]:
+    if 0.5 <= level < 1.0:
+        return None
+    return (
+        f"`confidence` is a confidence level, at least 0.5 and below 1. Received: confidence={level}. Example: "
+        "`confidence: 0.95`, or null for no intervals."
+    )
+
+
+def _top_k_problem(k: int) -> Optional[str]:
+    return None if k >= 1 else f"`top_k` must be at least 1. Received: top_k={k}. Example: `top_k: 3`."
+
+
+def _sample_rows_problem(rows: int) -> Optional[str]:
+    if rows >= 100:
+        return None
+    return (
+        f"`sample_rows` must be at least 100 (fewer rows measure too little). Received: sample_rows={rows}. "
+        "Example: `sample_rows: 20000`, or null to score every eval row."
+    )
+
+
+def _slice_buckets_problem(buckets: int) -> Optional[str]:
+    if 2 <= buckets <= 100:
+        return None
+    return f"`slice_buckets` must be between 2 and 100. Received: slice_buckets={buckets}. Example: `slice_buckets: 4`."
+
+
+def _slices_problem(specs) -> Optional[str]:
+    seen: dict[frozenset, int] = {}
+    for i, columns in enumerate(specs):
+        if not columns or len(set(columns)) != len(columns):
+            return (
+                f"`slices[{i}]` must list one or more distinct columns. Received: {list(columns)}. Example: "
+                "`slices: [[payment_type], [trip_start_hour, company]]`."
             )
-        if self.top_k < 1:
-            raise ValueError(f"`top_k` must be at least 1. Received: top_k={self.top_k}. Example: `top_k: 3`.")
-        if self.sample_rows is not None and self.sample_rows < 100:
-            raise ValueError(
-                f"`sample_rows` must be at least 100 (fewer rows measure too little). Received: sample_rows="
-                f"{self.sample_rows}. Example: `sample_rows: 20000`, or null to score every eval row."
+        earlier = seen.setdefault(frozenset(columns), i)
+        if earlier != i:
+            return (
+                f"`slices[{i}]` repeats `slices[{earlier}]` ({list(columns)}): each slice spec is computed once. "
+                f"Remove `slices[{i}]`."
             )
-        if not 2 <= self.slice_buckets <= 100:
-            raise ValueError(
-                f"`slice_buckets` must be between 2 and 100. Received: slice_buckets={self.slice_buckets}. "
-                "Example: `slice_buckets: 4`."
-            )
-        for i, columns in enumerate(self.slices):
-            if not columns or len(set(columns)) != len(columns):
-                raise ValueError(
-                    f"`slices[{i}]` must list one or more distinct columns. Received: {list(columns)}. Example: "
-                    "`slices: [[payment_type], [trip_start_hour, company]]`."
-                )
+    return None

@@ -22,11 +22,32 @@ from typing import Any, Literal, Optional, Union
 from pipelines.spec.errors import did_you_mean
 from pipelines.spec.yaml_source import YamlSource, join_path
 
-__all__ = ["build", "Invalid", "Variants"]
+__all__ = ["build", "checked_field", "field_problems", "Invalid", "Variants"]
 
 
 class Invalid(Exception):
     """Internal marker: this value had a problem that is already recorded."""
+
+
+def checked_field(check: typing.Callable[[Any], Optional[str]], **field_args: Any) -> Any:
+    """A dataclass field whose value `check` vets: it returns the problem (starting with the key in
+    backticks, saying what was received and the fix) or None. `build` reports it at the key's own
+    path and line, beside every other problem of the file; `field_problems` runs the same checks for
+    an object built in code."""
+    return dataclasses.field(metadata={"check": check}, **field_args)
+
+
+def field_problems(obj: Any) -> list[str]:
+    """The problems `checked_field` checks find in `obj`'s set (non-null) values."""
+    problems = []
+    for field in dataclasses.fields(obj):
+        check = field.metadata.get("check")
+        value = getattr(obj, field.name)
+        if check is not None and value is not None:
+            problem = check(value)
+            if problem:
+                problems.append(problem)
+    return problems
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,12 +125,21 @@ class _Builder:
             return value
         if origin is list:
             if not isinstance(value, list):
-                self.fail(path, f"expected a list. Received: {_describe(value)}.")
-            return tuple(self.collect(args[0], item, join_path(path, i)) for i, item in enumerate(value))
+                hint = f" Write it as a list: `[{value}]`." if isinstance(value, (str, int, float)) else ""
+                self.fail(path, f"expected a list. Received: {_describe(value)}.{hint}")
+            before = len(self.problems)
+            items = tuple(self.collect(args[0], item, join_path(path, i)) for i, item in enumerate(value))
+            if len(self.problems) > before:  # every item's problem is recorded; the list is not usable
+                raise Invalid()
+            return items
         if origin is dict:
             if not isinstance(value, dict):
                 self.fail(path, f"expected a mapping. Received: {_describe(value)}.")
-            return {str(k): self.collect(args[1], v, join_path(path, k)) for k, v in value.items()}
+            before = len(self.problems)
+            entries = {str(k): self.collect(args[1], v, join_path(path, k)) for k, v in value.items()}
+            if len(self.problems) > before:
+                raise Invalid()
+            return entries
         if dataclasses.is_dataclass(tp):
             return self.dataclass(tp, value, path)
         if tp is float and isinstance(value, int) and not isinstance(value, bool):
@@ -162,6 +192,12 @@ class _Builder:
             try:
                 kwargs[name] = self.value(hints[name], value[name], child)
             except Invalid:
+                broken = True
+                continue
+            check = field.metadata.get("check")
+            problem = check(kwargs[name]) if check is not None and kwargs[name] is not None else None
+            if problem:
+                self.problems.append(self.source.problem(child, problem))
                 broken = True
         if broken:
             raise Invalid()

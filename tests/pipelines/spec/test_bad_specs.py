@@ -232,10 +232,10 @@ CASES: dict[str, Bad] = {
         "checks:",
     ),
     "tiny-eval-sample": Bad(
-        "evaluation",
+        "evaluation.sample_rows",
         ["`sample_rows` must be at least 100", "Received: sample_rows=50", "or null to score every eval row"],
         {"evaluation.sample_rows": 50},
-        "evaluation:",
+        "sample_rows: 50",
     ),
     # Where the run writes: writable folders, or paths under one.
     "root-is-a-file": Bad(

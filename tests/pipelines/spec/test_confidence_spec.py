@@ -21,9 +21,9 @@ def test_a_confidence_level_reaches_the_evaluator(make_spec, tmp_path):
 def test_a_confidence_level_outside_half_to_one_is_refused(make_spec, spec_problems, level):
     problems = spec_problems(make_spec({"evaluation.confidence": level}))
 
-    assert any(p.path == "evaluation" and "`confidence` is a confidence level" in p.message for p in problems), [
-        (p.path, p.message) for p in problems
-    ]
+    assert any(
+        p.path == "evaluation.confidence" and "`confidence` is a confidence level" in p.message for p in problems
+    ), [(p.path, p.message) for p in problems]
 
 
 def test_the_readme_confidence_example_is_a_valid_evaluation_section(repo_dir, make_spec, tmp_path):

@@ -59,10 +59,12 @@ def test_per_slice_without_slices_is_refused(make_spec, spec_problems):
 @pytest.mark.parametrize(
     ("evaluation", "path", "words"),
     [
-        ({"slices": [[]]}, "evaluation", "one or more distinct columns"),
-        ({"slices": [["company", "company"]]}, "evaluation", "one or more distinct columns"),
+        ({"slices": [[]]}, "evaluation.slices", "one or more distinct columns"),
+        ({"slices": [["company", "company"]]}, "evaluation.slices", "one or more distinct columns"),
         ({"slices": "company"}, "evaluation.slices", "expected a list"),
-        ({"slice_buckets": 1}, "evaluation", "`slice_buckets` must be between 2 and 100"),
+        ({"slices": ["company"]}, "evaluation.slices[0]", "Write it as a list: `[company]`."),
+        ({"slices": [["company"], ["company"]]}, "evaluation.slices", "`slices[1]` repeats `slices[0]`"),
+        ({"slice_buckets": 1}, "evaluation.slice_buckets", "`slice_buckets` must be between 2 and 100"),
         ({"slicez": [["company"]]}, "evaluation.slicez", "unknown key `slicez`"),
     ],
 )
@@ -70,6 +72,26 @@ def test_bad_slice_settings_are_named(make_spec, spec_problems, evaluation, path
     problems = spec_problems(make_spec({"evaluation": _evaluation(**evaluation)}))
 
     assert any(p.path == path and words in p.message for p in problems), [(p.path, p.message) for p in problems]
+
+
+def test_settings_of_one_evaluation_section_are_all_named_each_at_its_key(make_spec, spec_problems, line_with):
+    """Range checks of the section are reported together, each on its own key's line."""
+    spec_file = make_spec({"evaluation": _evaluation(slice_buckets=0, confidence=1.5, top_k=0)})
+
+    problems = {p.path: p for p in spec_problems(spec_file)}
+
+    assert set(problems) == {"evaluation.slice_buckets", "evaluation.confidence", "evaluation.top_k"}
+    assert problems["evaluation.confidence"].line == line_with(spec_file, "confidence: 1.5")
+
+
+def test_min_examples_without_per_slice_is_refused(make_spec, spec_problems):
+    evaluation = _evaluation()
+    evaluation["thresholds"]["binary_accuracy"]["min_examples"] = 100
+
+    (problem,) = spec_problems(make_spec({"evaluation": evaluation}))
+
+    assert problem.path == "evaluation.thresholds.binary_accuracy"
+    assert "`min_examples` applies to per-slice gates only" in problem.message
 
 
 def test_min_examples_must_be_positive(make_spec, spec_problems):

@@ -14,6 +14,12 @@ before `PINNED` moves.
   accumulators; also for a `class_id` sub key (a metric binarized per class),
   and overrides `_bucket_index` to put a NaN score in bucket 0 where TFMA's
   raises. `components/evaluator/fast_metrics.py` says which metrics use them.
+- `compat.tfma.jackknife_seed` (entry "compat.tfma.jackknife_seed"): replaces
+  the public `jackknife.ComputeWithConfidenceIntervals` module attribute, which
+  TFMA's metrics evaluator calls, with a wrapper passing a fixed
+  `random_seed_for_testing`, so `evaluation.confidence` gates one model on one
+  eval split the same way every run (TFX's Evaluator passes no seed, TFMA's
+  EvalConfig has none). `components/evaluator/confidence.py` calls it.
 
 Importing this package imports no part of TFMA.
 """

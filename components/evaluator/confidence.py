@@ -26,11 +26,33 @@ TFMA_LEVEL = 0.95  # the level TFMA 0.47 writes its bounds at (`math_util.calcul
 
 
 def enable(eval_config) -> None:
-    """Turns on TFMA's confidence intervals (jackknife) in `eval_config`."""
+    """Turns on TFMA's confidence intervals (jackknife) in `eval_config`, its buckets dealt with a fixed
+    seed so a rerun of one model on one eval split gets the same intervals (`compat.tfma.jackknife_seed`)."""
     import tensorflow_model_analysis as tfma
+
+    from compat.tfma.jackknife_seed import seed_jackknife
 
     eval_config.options.compute_confidence_intervals.value = True
     eval_config.options.confidence_intervals.method = tfma.ConfidenceIntervalOptions.JACKKNIFE
+    seed_jackknife()
+
+
+# Metrics that are shares of rows (or of pairs, for AUC): an interval is cut to [0, 1] (the jackknife's
+# t-interval is symmetric, and ran past 1 for a false positive rate of 0.99); errors and losses to >= 0.
+_PROPORTIONS = frozenset(
+    {"accuracy", "binary_accuracy", "auc", "auc_precision_recall", "precision", "recall", "top_k_accuracy"}
+)
+_PROPORTION_PREFIXES = ("false_positive_rate", "false_negative_rate", "positive_rate", "precision@", "recall@")
+_NON_NEGATIVE = frozenset({"mean_squared_error", "mean_absolute_error", "root_mean_squared_error", "loss"})
+
+
+def _within_range(name: str, low: float, high: float) -> tuple[float, float]:
+    """`low`, `high` cut to the range `name`'s values can take."""
+    if name in _PROPORTIONS or name.startswith(_PROPORTION_PREFIXES):
+        return max(low, 0.0), min(high, 1.0)
+    if name in _NON_NEGATIVE:
+        return max(low, 0.0), high
+    return low, high
 
 
 def _t(level: float, dof: int) -> float:
@@ -51,7 +73,7 @@ def _interval(entry, level: float) -> list[float] | None:
     centre, half = (low + high) / 2.0, (high - low) / 2.0
     if dof > 0 and level != TFMA_LEVEL:
         half *= _t(level, dof) / _t(TFMA_LEVEL, dof)
-    return [entry.value.double_value.value, centre - half, centre + half]
+    return [entry.value.double_value.value, *_within_range(key.name, centre - half, centre + half)]
 
 
 def _bounded(metrics, level: float) -> dict[str, list[float]]:

@@ -103,3 +103,29 @@ def test_a_nan_score_goes_below_every_bucket_where_tfmas_histogram_fails(monkeyp
     assert np.isnan(below.weighted_predictions)
     assert sum(b.weighted_examples for b in accumulator.values()) == len(_examples()) + 2
     assert [r.getMessage().split(":")[0] for r in caplog.records] == ["NaN scores"]
+
+
+def test_jackknife_seed_finds_what_it_replaces():
+    from compat.tfma import jackknife_seed
+
+    assert jackknife_seed.shape_problem() is None
+
+
+def test_jackknife_seed_passes_its_seed_unless_the_caller_gives_one(monkeypatch):
+    from tensorflow_model_analysis.evaluators import jackknife
+
+    from compat.tfma import jackknife_seed
+
+    seen = []
+
+    def recording(*args, random_seed_for_testing=None, **kwargs):
+        seen.append(random_seed_for_testing)
+
+    monkeypatch.setattr(jackknife, "ComputeWithConfidenceIntervals", recording)
+    monkeypatch.setattr(jackknife_seed, "shape_problem", lambda: None)  # the recording stand-in has no signature
+    assert jackknife_seed.seed_jackknife()
+    jackknife.ComputeWithConfidenceIntervals(num_jackknife_samples=20)
+    jackknife.ComputeWithConfidenceIntervals(num_jackknife_samples=20, random_seed_for_testing=7)
+    assert jackknife_seed.seed_jackknife()  # already seeded: not wrapped twice
+    jackknife.ComputeWithConfidenceIntervals(num_jackknife_samples=20)
+    assert seen == [jackknife_seed.JACKKNIFE_SEED, 7, jackknife_seed.JACKKNIFE_SEED]

@@ -55,3 +55,30 @@ def test_enable_asks_tfma_for_jackknife_intervals():
 
     assert config.options.compute_confidence_intervals.value
     assert config.options.confidence_intervals.method == tfma.ConfidenceIntervalOptions.JACKKNIFE
+
+
+def _metric_entry(name: str, value: float, low: float, high: float):
+    from tensorflow_model_analysis.proto import metrics_for_slice_pb2
+
+    entry = metrics_for_slice_pb2.MetricsForSlice.MetricKeyAndValue()
+    entry.key.name = name
+    entry.value.double_value.value = value
+    entry.confidence_interval.lower_bound.double_value.value = low
+    entry.confidence_interval.upper_bound.double_value.value = high
+    entry.confidence_interval.degrees_of_freedom.value = 19
+    return entry
+
+
+def test_an_interval_is_cut_to_the_range_its_metric_can_take():
+    """The jackknife's symmetric t-interval ran past 1 for a false positive rate of 0.99."""
+    import pytest
+
+    from components.evaluator.confidence import _interval
+
+    def bounds(name, value, low, high):
+        return _interval(_metric_entry(name, value, low, high), 0.95)[1:]
+
+    assert bounds("false_positive_rate@0.3", 0.9915, 0.979, 1.0039) == [pytest.approx(0.979), 1.0]
+    assert bounds("binary_accuracy", 0.02, -0.01, 0.05) == [0.0, pytest.approx(0.05)]
+    assert bounds("mean_squared_error", 0.1, -0.2, 0.4) == [0.0, pytest.approx(0.4)]
+    assert bounds("mean_prediction", 1.0, -0.5, 2.5) == [pytest.approx(-0.5), pytest.approx(2.5)]  # unbounded

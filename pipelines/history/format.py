@@ -14,7 +14,15 @@ from pipelines.history.slices import slice_deltas_text, slices_text
 from pipelines.history.span_tables import spans_text
 from pipelines.outcome.summary import tuning_line
 
-__all__ = ["format_runs", "format_run", "format_diff", "blessing_text", "components_text", "metrics_text"]
+__all__ = [
+    "format_runs",
+    "format_run",
+    "format_diff",
+    "blessing_cell",
+    "blessing_text",
+    "components_text",
+    "metrics_text",
+]
 
 
 def blessing_text(summary: dict) -> str:
@@ -23,6 +31,24 @@ def blessing_text(summary: dict) -> str:
         return "-"
     reasons = "; ".join(summary.get("reasons") or [])
     return "yes" if summary["blessed"] else f"no ({reasons})" if reasons else "no"
+
+
+def blessing_cell(summary: dict, width: int = 60) -> str:
+    """`blessing_text` for the runs table: the first reason, cut to `width` characters, and how many more."""
+    if summary.get("blessed") is None:
+        return "-"
+    if summary["blessed"]:
+        return "yes"
+    reasons = summary.get("reasons") or []
+    if not reasons:
+        return "no"
+    first = reasons[0] if len(reasons[0]) <= width else reasons[0][: width - 3] + "..."
+    more = f" (+{len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    return f"no: {first}{more}"
+
+
+def _yes_no(blessed: bool | None) -> str:
+    return "-" if blessed is None else "yes" if blessed else "no"
 
 
 def components_text(run: RunInfo) -> str:
@@ -52,7 +78,7 @@ def format_runs(runs: list[RunInfo]) -> str:
             run.status,
             *((spans_text(run.ingested_spans), spans_text(run.trained_spans)) if with_spans else ()),
             components_text(run),
-            blessing_text(run.summary),
+            blessing_cell(run.summary),
             metrics_text(run.summary),
             run.pushed_version or "-",
         ]
@@ -129,7 +155,7 @@ def format_diff(diff: RunDiff) -> str:
     rows = [[m["name"], _value(m["a"]), _value(m["b"]), _delta(m["delta"])] for m in diff.metrics]
     lines.append(tabulate(rows, headers=["METRIC", "A", "B", "B-A"], tablefmt="plain") if rows else "  (none)")
     lines.extend(slice_deltas_text(diff.slice_metrics))
-    lines.append(f"Blessed: {_value(diff.blessed[0])} -> {_value(diff.blessed[1])}")
+    lines.append(f"Blessed: {_yes_no(diff.blessed[0])} -> {_yes_no(diff.blessed[1])}")
     lines.append(f"Pushed version: {_value(diff.pushed_version[0])} -> {_value(diff.pushed_version[1])}")
     lines += ["", f"Re-ran in B: {', '.join(diff.reran) or 'nothing'}"]
     rows = [[c["component"], c["a"], c["b"]] for c in diff.components]

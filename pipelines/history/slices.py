@@ -63,15 +63,20 @@ def slice_deltas(summary_a: dict, summary_b: dict) -> list[dict[str, Any]]:
                     "delta": delta,
                     "a_interval": (row_a.get("intervals") or {}).get(name),
                     "b_interval": (row_b.get("intervals") or {}).get(name),
+                    "a_gated": name in (row_a.get("gated") or ()),
+                    "b_gated": name in (row_b.get("gated") or ()),
                 }
             )
     return result
 
 
 def slice_deltas_text(deltas: list[dict[str, Any]]) -> list[str]:
-    """`runs diff`'s per-slice table; empty when neither run has slices."""
+    """`runs diff`'s per-slice table: the slice metrics that differ between the runs (in value, shown
+    interval or whether a `per_slice` gate holds the slice to them), and how many do not; empty when
+    neither run has slices."""
     if not deltas:
         return []
+    changed = [d for d in deltas if _differs(d)]
     rows = [
         [
             d["slice"],
@@ -79,14 +84,27 @@ def slice_deltas_text(deltas: list[dict[str, Any]]) -> list[str]:
             _bounded(d["a"], d.get("a_interval")),
             _bounded(d["b"], d.get("b_interval")),
             "-" if d["delta"] is None else f"{d['delta']:+.4f}",
+            _gating(d),
         ]
-        for d in deltas
+        for d in changed
     ]
-    return [
-        "",
-        "Slice metrics:",
-        tabulate(rows, headers=["SLICE", "METRIC", "A", "B", "B-A"], tablefmt="plain", disable_numparse=True),
-    ]
+    same = len(deltas) - len(changed)
+    unchanged = [f"({same} slice metric(s) unchanged, not shown)"] if same else []
+    if not rows:
+        return ["", "Slice metrics: no change" + (f" ({same} compared)" if same else "")]
+    headers = ["SLICE", "METRIC", "A", "B", "B-A", "GATED"]
+    return ["", "Slice metrics:", tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True), *unchanged]
+
+
+def _differs(delta: dict[str, Any]) -> bool:
+    shown = (_bounded(delta["a"], delta.get("a_interval")), _bounded(delta["b"], delta.get("b_interval")))
+    return shown[0] != shown[1] or delta.get("a_gated") != delta.get("b_gated")
+
+
+def _gating(delta: dict[str, Any]) -> str:
+    """`yes`, `no`, or `no -> yes` when a `per_slice` gate holds the slice to this metric in one run only."""
+    a, b = ("yes" if delta.get(side) else "no" for side in ("a_gated", "b_gated"))
+    return a if a == b else f"{a} -> {b}"
 
 
 def _cell(row: dict, name: str) -> str:

@@ -115,7 +115,7 @@ def test_the_table_and_one_run_in_detail_show_the_spans(cluster):
 def test_diff_of_two_kubeflow_runs_names_what_changed(cluster):
     diff = cli(cluster["spec"], "--metadata", cluster["address"], "diff", "-2", "-1")
     assert diff.returncode == 0, diff.stderr
-    assert "Blessed: True -> False" in diff.stdout and "Pushed version: 1795940002 -> -" in diff.stdout
+    assert "Blessed: yes -> no" in diff.stdout and "Pushed version: 1795940002 -> -" in diff.stdout
 
 
 def test_a_pipeline_the_cluster_never_ran_is_named_with_those_it_did(cluster, taxi_sample_csv, tmp_path):

@@ -8,18 +8,22 @@ SQLAlchemy and writes its rows to `<root>/data/query.parquet`
 (`resolved.sql_export_path`), typed by the database's column types where the
 driver says them (PostgreSQL's type codes), else by the values (SQLite). From
 there on the data is a Parquet file: profiled, split and converted as one.
-The file is replaced only when the rows changed, so an unchanged table keeps
-the run up to date and TFX's cache valid. The rows are held in memory while
-they are written. `connected` keeps one connection for several queries
-(`sql_spans`: the list of spans, then each new span's rows).
+The file is replaced only when the rows changed (the same rows in another
+order keep it), so an unchanged table keeps the run up to date and TFX's
+cache valid. A UUID is its text; an interval is refused (its unit is the
+user's to choose). The rows are held in memory while they are written.
+`connected` keeps one connection for several queries (`sql_spans`: the list
+of spans, then each new span's rows).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import decimal
 import os
 import re
+import uuid
 from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
@@ -48,6 +52,8 @@ _POSTGRES_TYPES = {
     1082: pa.date32(),
     1114: pa.timestamp("us"),
     1184: pa.timestamp("us", tz="UTC"),
+    2950: pa.string(),  # uuid: its canonical text (`_plain_values`)
+    1186: pa.duration("us"),  # interval: refused (`_refuse_durations`), even when every value is NULL
 }
 
 
@@ -106,11 +112,33 @@ def _column_type(dialect: str, type_code) -> pa.DataType | None:
     return None  # SQLite and unknown codes: the values decide
 
 
-def _column(name: str, values: list, data_type: pa.DataType | None) -> pa.Array:
+def _plain_values(values: list, data_type: pa.DataType | None) -> list:
+    """`values` as Arrow takes them: numeric's Decimals as floats, UUIDs as their canonical text."""
     if data_type is not None and pa.types.is_floating(data_type):
         values = [float(v) if isinstance(v, decimal.Decimal) else v for v in values]
+    return [str(v) if isinstance(v, uuid.UUID) else v for v in values]
+
+
+def _refuse_durations(name: str, column: pa.Array) -> None:
+    """Raises on a duration column (PostgreSQL's interval): no component reads one, so it is refused here.
+
+    Not converted to seconds: the unit is the user's to choose and the column's name should say it, and
+    psycopg2's timedelta counts a year as 365 days where PostgreSQL's own `EXTRACT(EPOCH ...)` counts 365.25.
+    """
+    if pa.types.is_duration(column.type):
+        raise SqlProblem(
+            f"column `{name}` of the query's result holds durations (an interval). Expected numbers, text, "
+            f"booleans, dates or timestamps: a duration is no feature type. Received: {column.type}. Turn it into "
+            f"a number in the unit you mean in the query, e.g. `EXTRACT(EPOCH FROM {name}) AS {name}_seconds` "
+            "(PostgreSQL).",
+            "data.sql",
+        )
+
+
+def _column(name: str, values: list, data_type: pa.DataType | None) -> pa.Array:
+    values = _plain_values(values, data_type)
     try:
-        return pa.array(values, type=data_type)
+        column = pa.array(values, type=data_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         kinds = sorted({type(v).__name__ for v in values if v is not None})
         raise SqlProblem(
@@ -118,34 +146,73 @@ def _column(name: str, values: list, data_type: pa.DataType | None) -> pa.Array:
             f"Expected one type per column. CAST it in the query, e.g. `CAST({name} AS TEXT)`.",
             "data.sql",
         ) from None
+    _refuse_durations(name, column)
+    return column
+
+
+def _refuse_repeated_names(names: list[str]) -> None:
+    """Raises when two result columns share a name (a join's `*`): the file keeps one column per name."""
+    repeated = [name for name, count in collections.Counter(names).items() if count > 1]
+    if repeated:
+        shown = ", ".join(f"`{name}`" for name in repeated)
+        raise SqlProblem(
+            f"the query's result has several columns named {shown} (a join's `*` repeats a column, or an alias "
+            "reuses a name). Expected one name per column: the exported file keeps columns by name, so one "
+            f"would silently replace the other. Received: columns {', '.join(names)}. Give each its own name "
+            f"with AS in `data.sql`, e.g. `... AS {repeated[0]}_2`, or select the columns by name instead of `*`.",
+            "data.sql",
+        )
 
 
 def _rows_to_table(names: list[str], types: list, rows: list[tuple]) -> pa.Table:
+    _refuse_repeated_names(names)
     columns = list(zip(*rows)) if rows else [() for _ in names]
     return pa.table({name: _column(name, list(values), t) for name, values, t in zip(names, columns, types)})
 
 
-def _write_if_changed(table: pa.Table, path: str) -> None:
-    """Writes `table` to `path` (complete or not at all); an unchanged file keeps its time, so caches hold.
+def _fingerprint(table: pa.Table) -> int:
+    """An order-free digest of `table`'s rows: the sum (mod 2**64) of pandas' 64-bit hash of each row.
 
-    The rows go to a hidden file of this process first (two `validate`s at once each write their own; a
-    killed one leaves a hidden name, which no data listing reads), then replace `path` in one step.
+    A row's hash covers its values and which of them are NULL (a float NULL is NaN in pandas, as NaN is).
+    Integers with NULLs, dates and timestamps go through Python objects: none is rounded or out of range.
     """
+    import numpy as np
+    import pandas as pd
+
+    values = table.to_pandas(integer_object_nulls=True, date_as_object=True, timestamp_as_object=True)
+    nulls = pd.DataFrame({i: column.is_null().to_numpy() for i, column in enumerate(table.columns)})
+    rows = pd.concat([values, nulls], axis=1, ignore_index=True)
+    return int(pd.util.hash_pandas_object(rows, index=False).to_numpy().sum(dtype=np.uint64))
+
+
+def _holds_same_rows(table: pa.Table, path: str) -> bool:
+    """Whether the Parquet file at `path` holds `table`'s columns and rows, in any order (False without one)."""
+    try:
+        schema, count = pq.read_schema(path), pq.read_metadata(path).num_rows
+        if count != table.num_rows or not schema.equals(table.schema, check_metadata=False):
+            return False
+        existing = pq.read_table(path)
+    except (OSError, pa.ArrowException):
+        return False
+    return _fingerprint(existing) == _fingerprint(table)
+
+
+def _write_if_changed(table: pa.Table, path: str) -> None:
+    """Writes `table` to `path` (complete or not at all), unless the file there already holds its rows.
+
+    The rows compare in any order (`_holds_same_rows`): after a `CLUSTER` or `VACUUM FULL` a query without
+    ORDER BY returns an unchanged table's rows in another order, and the file, its bytes and its time stay,
+    so the run stays up to date and TFX's cache valid. New rows go to a hidden file of this process first
+    (two `validate`s at once each write their own; a killed one leaves a hidden name, which no data listing
+    reads), then replace `path` in one step.
+    """
+    if _holds_same_rows(table, path):
+        return
     folder, name = os.path.split(path)
     os.makedirs(folder, exist_ok=True)
     partial = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     pq.write_table(table, partial)
-    with open(partial, "rb") as new:
-        fresh = new.read()
-    try:
-        with open(path, "rb") as old:
-            same = old.read() == fresh
-    except OSError:
-        same = False
-    if same:
-        os.remove(partial)
-    else:
-        os.replace(partial, path)
+    os.replace(partial, path)
 
 
 class Database:
@@ -185,7 +252,8 @@ class Database:
         """Writes the rows of `sql` to `path` (Parquet, complete or not at all); returns their number.
 
         Raises:
-            SqlProblem: the query fails, returns no rows, or a column holds several types.
+            SqlProblem: the query fails or returns no rows, two columns share a name, or a column holds several
+                types or durations.
         """
         names, types, rows = self.rows(sql)
         if not rows:
@@ -241,7 +309,8 @@ def export_query(sql: str, connection: str, path: str, environ: Mapping[str, str
 
     Raises:
         SqlProblem: an unset variable, a URL SQLAlchemy cannot use, a database refusing the connection, a
-            failing query, a query without rows or columns, or a column holding several types.
+            failing query, a query without rows or columns, two columns of one name, or a column holding several
+            types or durations.
     """
     with connected(connection, environ) as database:
         return database.export(sql, path)

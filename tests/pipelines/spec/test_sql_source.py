@@ -1,9 +1,10 @@
 """`data: {sql, connection}` against a real PostgreSQL server (started here) and SQLite.
 
 The query's rows are exported once per validate/run to `<root>/data/query.parquet`,
-typed by the database's column types, NULLs missing; `${VAR}` comes from the
-environment; no password reaches a message or a file; bad input is one
-problem on `data.connection` or `data.sql`.
+typed by the database's column types (a uuid as text), NULLs missing; the same
+rows in another order keep the file; `${VAR}` comes from the environment; no
+password reaches a message or a file; bad input (a repeated column name, an
+interval) is one problem on `data.connection` or `data.sql`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import datetime
 import os
 import sqlite3
+import uuid
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -104,6 +106,94 @@ def test_an_unchanged_table_keeps_the_export_and_a_changed_one_replaces_it(postg
         with engine.begin() as connection:
             connection.exec_driver_sql("DELETE FROM trips WHERE id = 1000")
         engine.dispose()
+
+
+@pytest.fixture
+def scores(postgres):
+    """A table `scores` of 5 rows inserted out of id order (row 3 all NULLs), dropped afterwards."""
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(postgres)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE scores (id integer PRIMARY KEY, name text, score double precision)")
+        for row in [(5, "e", 0.5), (3, None, None), (1, "a", 0.1), (4, "d", 0.4), (2, "b", 0.2)]:
+            connection.exec_driver_sql("INSERT INTO scores VALUES (%s, %s, %s)", row)
+    try:
+        yield engine
+    finally:
+        with engine.begin() as connection:
+            connection.exec_driver_sql("DROP TABLE scores")
+        engine.dispose()
+
+
+def _ids(engine) -> list[int]:
+    with engine.connect() as connection:
+        return [row[0] for row in connection.exec_driver_sql("SELECT id FROM scores")]
+
+
+def test_the_same_rows_in_another_order_keep_the_export_byte_for_byte(postgres, scores, tmp_path):
+    export = tmp_path / "query.parquet"
+    export_query("SELECT * FROM scores", "${DB_URL}", str(export), {"DB_URL": postgres})
+    before, stat = export.read_bytes(), export.stat()
+    with scores.begin() as connection:
+        connection.exec_driver_sql("CLUSTER scores USING scores_pkey")  # rewrites the table in id order
+    assert _ids(scores) == [1, 2, 3, 4, 5] != pq.read_table(export).column("id").to_pylist()
+    export_query("SELECT * FROM scores", "${DB_URL}", str(export), {"DB_URL": postgres})
+    assert export.read_bytes() == before  # the run stays up to date: no new model for the same rows
+    assert (export.stat().st_ino, export.stat().st_mtime_ns) == (stat.st_ino, stat.st_mtime_ns)
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        "UPDATE scores SET score = 0.35 WHERE id = 4",
+        "UPDATE scores SET score = 'NaN' WHERE id = 3",  # NULL -> NaN: both NaN once in pandas
+        "UPDATE scores SET name = 'None' WHERE id = 3",  # NULL -> the text 'None'
+        "UPDATE scores SET score = 0.1 WHERE id = 2",  # the same values, in other rows
+    ],
+)
+def test_a_changed_value_replaces_the_export(postgres, scores, tmp_path, update):
+    export = tmp_path / "query.parquet"
+    export_query("SELECT * FROM scores ORDER BY id", "${DB_URL}", str(export), {"DB_URL": postgres})
+    before = pq.read_table(export)
+    with scores.begin() as connection:
+        connection.exec_driver_sql(update)
+    export_query("SELECT * FROM scores ORDER BY id", "${DB_URL}", str(export), {"DB_URL": postgres})
+    after = pq.read_table(export)
+    assert after.num_rows == 5 and not after.equals(before)
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".")]  # no partial file left
+
+
+def test_columns_of_one_name_are_refused_naming_them(postgres, make_spec, spec_problems, monkeypatch):
+    monkeypatch.setenv("DB_URL", postgres)
+    sql = "SELECT s.*, t.tips AS fare, t.company FROM trips s JOIN trips t USING (id)"
+    (problem,) = [p for p in spec_problems(_sql_spec(make_spec, sql)) if p.path == "data.sql"]
+    assert problem.message.startswith("the query's result has several columns named `fare`, `company`")
+    assert "Received: columns id, fare, tips, trip_miles, company, paid_card, day, never, fare, company" in (
+        problem.message
+    )
+    assert "Give each its own name with AS in `data.sql`, e.g. `... AS fare_2`" in problem.message
+
+
+def test_a_uuid_column_is_exported_as_its_text(postgres, tmp_path, make_spec, monkeypatch):
+    monkeypatch.setenv("DB_URL", postgres)
+    sql = "SELECT *, gen_random_uuid() AS u, CASE WHEN id > 0 THEN gen_random_uuid() END AS maybe FROM trips"
+    resolved = load_spec(str(_sql_spec(make_spec, sql)), cwd=str(tmp_path))
+    table = pq.read_table(resolved.data_path)
+    assert table.schema.field("u").type == table.schema.field("maybe").type == pa.string()
+    values = table.column("u").to_pylist()
+    assert len(set(values)) == 30 and all(str(uuid.UUID(value)) == value for value in values)
+    assert table.column("maybe").null_count == 1  # id 0
+
+
+@pytest.mark.parametrize("expression", ["now() - day", "CAST(NULL AS interval)"])
+def test_an_interval_column_is_refused_at_export_naming_it(postgres, make_spec, spec_problems, monkeypatch, expression):
+    monkeypatch.setenv("DB_URL", postgres)
+    sql = f"SELECT *, {expression} AS age FROM trips"
+    (problem,) = [p for p in spec_problems(_sql_spec(make_spec, sql)) if p.path == "data.sql"]
+    assert problem.message.startswith("column `age` of the query's result holds durations (an interval).")
+    assert "Received: duration[us]" in problem.message
+    assert "e.g. `EXTRACT(EPOCH FROM age) AS age_seconds`" in problem.message
 
 
 def test_no_password_in_problems_or_files(postgres, tmp_path, make_spec, spec_problems, monkeypatch):

@@ -52,6 +52,7 @@ class TextColumn:
         self.minimum = math.inf
         self.filled = False
         self.non_finite = False
+        self.first_non_finite: tuple[int, int, str] | None = None  # (file index, row in file, text)
         self.distinct: set = set()
         self.kept: list | None = [] if keep else None
 
@@ -63,9 +64,13 @@ class TextColumn:
             numbers, text_rows = _numbers_cell_by_cell(column, present)
         number_rows = present & ~text_rows
         finite = number_rows & np.isfinite(numbers)
-        if (number_rows & ~finite).any():
+        non_finite = number_rows & ~finite
+        if non_finite.any():
             self.non_finite = True
             self.missing = True
+            if self.first_non_finite is None:
+                row = int(np.argmax(non_finite))
+                self.first_non_finite = (file_index, row_offset + row, column[row].as_py())
         missing_rows = ~present | (number_rows & ~finite)  # a non-finite number counts as missing
         if missing_rows.any():
             self.missing_count += int(missing_rows.sum())

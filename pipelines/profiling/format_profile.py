@@ -140,10 +140,12 @@ def profile_format(
     if non_finite == "error":
         for name in sorted(numeric):
             if tallies[name].non_finite:
+                file_index, row, text = tallies[name].first_non_finite
                 raise _problem(
-                    f"column `{name}` holds non-finite numbers (inf or NaN) in {', '.join(files)}. Expected finite "
-                    "numbers or missing values (null). Fix those values, or set `data.checks: {non_finite: impute}` "
-                    "to treat them as missing."
+                    f"column `{name}` holds non-finite numbers (inf or NaN). Expected finite numbers or missing "
+                    f"values (null). Received: `{text}` at {files[file_index]} row {row + 1} (counting from 1), "
+                    "the first. Fix those values, or set `data.checks: {non_finite: impute}` to treat them as "
+                    "missing."
                 )
     return DataProfile(
         tuple(files),

@@ -115,8 +115,14 @@ def rule_data(ctx) -> Iterator[SpecProblem]:
             )
         elif feature.transform in _NUMERIC_TRANSFORMS and name not in ctx.profile.numeric:
             where = ctx.profile.first_text.get(name)
-            cell = f" Received: `{where[2]}` at {where[0]} line {where[1]}." if where else ""
-            if where and _DECIMAL_COMMA.match(where[2].strip()):
+            cell = (
+                f" Received: `{where[2]}` at {data_rules.where_in_file(ctx.profile.format, *where[:2])}."
+                if where
+                else ""
+            )
+            if ctx.profile.format in FORMATS:  # the file's type, not its text, makes a column numeric
+                fix = f" {data_rules.stored_as_text(name)}; if the column is categorical, use `vocabulary` or `hash`."
+            elif where and _DECIMAL_COMMA.match(where[2].strip()):
                 fix = (
                     " It reads as a number with a decimal comma: write the file with decimal points, e.g. "
                     "pandas `read_csv(path, sep=';', decimal=',').to_csv(new_path, index=False)`."
@@ -134,7 +140,7 @@ def rule_data(ctx) -> Iterator[SpecProblem]:
     if label.column is not None and label.column not in columns:
         yield ctx.problem(
             "label.column",
-            f"label column `{label.column}` is not in the data ({ctx.profile.files[0]}).{_not_found_hint(label.column, columns)}",
+            f"label column `{label.column}` is not in the data ({ctx.profile.files[0]}).{_not_found_hint(label.column, columns)} Columns: {', '.join(columns)}.",
         )
     if label.expression is not None:
         try:
@@ -147,7 +153,7 @@ def rule_data(ctx) -> Iterator[SpecProblem]:
             if name not in columns:
                 yield ctx.problem(
                     "label.expression",
-                    f"column `{name}` used in the expression is not in the data ({ctx.profile.files[0]}).{_not_found_hint(name, columns)}",
+                    f"column `{name}` used in the expression is not in the data ({ctx.profile.files[0]}).{_not_found_hint(name, columns)} Columns: {', '.join(columns)}.",
                 )
             elif name not in ctx.profile.numeric and name not in compared_as_text:
                 yield ctx.problem(

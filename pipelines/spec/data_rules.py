@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from components.example_gen.formats import FORMATS
 from components.transform import expressions
 from pipelines.profiling.data_checks import TABULAR_FORMATS
 from pipelines.spec.errors import SpecProblem
@@ -25,6 +26,8 @@ __all__ = [
     "label_columns",
     "label_values",
     "label_scale",
+    "where_in_file",
+    "stored_as_text",
 ]
 
 
@@ -60,6 +63,25 @@ def _numpy_ops(rows: int) -> dict:
         "not": np.logical_not,
         "cast": lambda value: np.asarray(value, dtype=float),
     }
+
+
+def where_in_file(data_format: str, path: str, number: int) -> str:
+    """Where a cell is, for messages: `path row N (counting from 1)` in Parquet, Avro or JSON Lines (their
+    profile counts rows, from 1); `path line N` otherwise (a CSV profile counts the file's lines).
+
+    >>> where_in_file("parquet", "wine.parquet", 4)
+    'wine.parquet row 4 (counting from 1)'
+    """
+    return f"{path} row {number} (counting from 1)" if data_format in FORMATS else f"{path} line {number}"
+
+
+def stored_as_text(name: str) -> str:
+    """The fix for a Parquet, Avro or JSON Lines column read as text where numbers are needed: its type in
+    the file, not its cells' text, decides (`data.na_values` cannot make it numeric)."""
+    return (
+        f"The file stores `{name}` as text: write it as numbers, e.g. pandas "
+        f"`df[{name!r}] = pd.to_numeric(df[{name!r}], errors='coerce')` before writing the file"
+    )
 
 
 def label_columns(spec) -> tuple[str, ...]:
@@ -148,13 +170,17 @@ def rule_label_values(ctx) -> Iterator[SpecProblem]:
         note_dropped_rows(spec, gaps[0], profile.rows, gaps[1], gaps[2])
     elif gaps is not None and gaps[0] < profile.rows:  # every cell missing: "no values" below
         count, where, line = gaps
+        if profile.format == "csv":  # an empty cell, or a text a CSV reader takes for missing
+            first = f"{where} line {line}; a cell in `data.na_values`"
+            as_class = "; or, if that text is a class, take it out of `data.na_values`"
+        else:  # a null
+            first, as_class = where_in_file(profile.format, where, line), ""
         yield ctx.problem(
             path,
-            f"label column `{source}` has no value in {count:,} of {profile.rows:,} rows (the first: {where} line "
-            f"{line}; a cell in `data.na_values`). Expected a label in every row: a missing label is never guessed. "
-            "Add `missing: drop` under `label:` to leave those rows out of training and evaluation, or remove "
-            f"them from the data, e.g. pandas `df.dropna(subset=[{source!r}])`; or, if that text is a class, take "
-            "it out of `data.na_values`.",
+            f"label column `{source}` has no value in {count:,} of {profile.rows:,} rows (the first: {first}). "
+            "Expected a label in every row: a missing label is never guessed. Add `missing: drop` under `label:` "
+            "to leave those rows out of training and evaluation, or remove them from the data, e.g. pandas "
+            f"`df.dropna(subset=[{source!r}])`{as_class}.",
         )
         return
     if spec.label.column is not None and spec.label.column in profile.first_text:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from components.example_gen.formats import FORMATS
+from pipelines.spec.data_rules import stored_as_text, where_in_file
 from pipelines.spec.errors import SpecProblem
 
 __all__ = [
@@ -57,11 +59,16 @@ def rule_label_type(ctx) -> Iterator[SpecProblem]:
         return
     if label.column not in profile.numeric and label.column not in profile.empty:
         where = getattr(profile, "first_text", {}).get(label.column)
-        received = f"`{where[2]}` at {where[0]} line {where[1]}" if where else f"text values in {profile.files[0]}"
+        received = (
+            f"`{where[2]}` at {where_in_file(profile.format, where[0], where[1])}"
+            if where
+            else f"text values in {profile.files[0]}"
+        )
+        as_numbers = f" {stored_as_text(label.column)}." if profile.format in FORMATS else ""
         yield ctx.problem(
             "label.column",
             f"column `{label.column}` holds text, but `task: regression` needs a numeric label. Expected numbers. "
-            f"Received: {received}. Use `task: classification` for classes, or a numeric column.",
+            f"Received: {received}. Use `task: classification` for classes, or a numeric column.{as_numbers}",
         )
 
 

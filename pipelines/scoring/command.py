@@ -3,13 +3,17 @@
     python -m pipelines predict SPEC DATA --output scores.parquet --keep trip_id --batch-size 1024
 
 One row out per row in, in order: the `--keep` columns as the file holds
-them, then the model's outputs (`pipelines.scoring.model`). Progress goes to
+them (with its types), then the model's outputs (`pipelines.scoring.model`). Progress goes to
 the console (tqdm, on a terminal); the last line says how many rows were
-scored by which model.
+scored by which model. TensorFlow's warnings that it renamed the model's
+inputs (`Malic Acid_values` -> `Malic_Acid_values`, for columns named with
+spaces) are left out of the console: loading a model does that every time.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import sys
 import time
 
@@ -56,10 +60,34 @@ def predict(resolved, data: str, output: str, keep: list[str], batch_size: int =
         print(f"error: --batch-size must be at least 1. Received: {batch_size}.", file=sys.stderr)
         return 1
     try:
-        return _predict(resolved, data, output, list(dict.fromkeys(keep)), batch_size, stream)
+        with _without_renamed_input_warnings():
+            return _predict(resolved, data, output, list(dict.fromkeys(keep)), batch_size, stream)
     except (NoBlessedModel, ScoringInputError, FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+
+
+class _RenamedInputWarnings(logging.Filter):
+    """Drops absl's `... is not a valid tf.function parameter name. Sanitizing to ...` records.
+
+    TensorFlow logs one (up to five a process) for each input of a loaded signature whose name is not a Python
+    identifier (`function_type.sanitize_arg_name`): a column named `Malic Acid` gives `Malic Acid_values`. The
+    model is called by its signatures' own names, so there is nothing for the user to do.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "is not a valid tf.function parameter name" not in str(record.msg)
+
+
+@contextlib.contextmanager
+def _without_renamed_input_warnings():
+    """The `absl` logger (TensorFlow's) without `_RenamedInputWarnings` while the block runs; others pass."""
+    logger, quiet = logging.getLogger("absl"), _RenamedInputWarnings()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
 
 
 def _predict(resolved, data: str, output: str, keep: list[str], batch_size: int, stream) -> int:

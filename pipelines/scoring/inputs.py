@@ -2,13 +2,19 @@
 
 CSV is read by pyarrow's streaming reader with the spec's separator and
 `data.na_values` (`components.common.csv_dialect`); Parquet, Avro and JSON
-Lines by the readers ExampleGen uses (`components.example_gen.formats`), their
-cells turned to text as ExampleGen does; a TFRecord file (`.tfrecord`,
-`.tfrecord.gz`) already holds serialized tf.Examples. Text cells become
-tf.Examples through ExampleGen's own encoding (`fast_csv.feature_lists`:
+Lines by the readers ExampleGen uses (`components.example_gen.formats`), the
+model's feature cells turned to text as ExampleGen does; a TFRecord file
+(`.tfrecord`, `.tfrecord.gz`) already holds serialized tf.Examples. Text cells
+become tf.Examples through ExampleGen's own encoding (`fast_csv.feature_lists`:
 a missing cell is an empty value list), typed as the model's `serving_raw`
 signature declares each feature, so a row is encoded exactly as the rows the
-model was trained on. Memory stays at one block of the file plus one batch.
+model was trained on. A cell that is not a number where the model reads one,
+or a list, struct or map column the model or `--keep` names, is a
+ScoringInputError naming the file, the column and (for a cell) the row. The
+kept columns are copied as the file holds them: Parquet, Avro and JSON Lines
+columns with their own types (an int64 `id` stays int64), CSV cells as text,
+a TFRecord feature as its first value. Memory stays at one block of the file
+plus one batch.
 """
 
 from __future__ import annotations
@@ -86,7 +92,30 @@ def column_names(source: ScoringInput) -> list[str]:
     if source.fmt == "tfrecord":
         first = next(_tfrecord_chunks(source.path, 1), [])
         return _decoded(first).schema.names if first else []
-    return [field.name for field in readers.read_schema(source.path, source.fmt, source.flatten)]
+    return _typed_schema(source).names
+
+
+def _typed_schema(source: ScoringInput) -> pa.Schema:
+    """A Parquet, Avro or JSON Lines file's columns and types, nested ones included (`data.flatten`: struct
+    columns as their leaf columns)."""
+    return readers.read_schema(source.path, source.fmt, source.flatten)
+
+
+def _refuse_nested(source: ScoringInput, schema: pa.Schema, features: Sequence[str], keep: Sequence[str]) -> None:
+    """A ScoringInputError for the first list, struct or map column the model reads or `--keep` names."""
+    nested = readers.nested_columns(schema)
+    for name in features:
+        if name in nested:
+            from pipelines.profiling.format_profile import nested_column_problem
+
+            raise ScoringInputError(nested_column_problem(source.path, name, schema.field(name).type, source.flatten))
+    for name in keep:
+        if name in nested:
+            raise ScoringInputError(
+                f"{source.path}: --keep column `{name}` holds {schema.field(name).type} values. Expected one "
+                "number or text per row in every kept column (an output row holds one value per column). "
+                f"Received a nested column. Leave `{name}` out of --keep, or write it as columns of its own."
+            )
 
 
 def _tfrecord_chunks(path: str, rows: int) -> Iterator[list[bytes]]:
@@ -110,13 +139,17 @@ def _decoded(records: Sequence[bytes]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, names=lists.schema.names)
 
 
-def _text_batches(source: ScoringInput, names: Sequence[str], wanted: Sequence[str]) -> Iterator[pa.RecordBatch]:
+def _file_batches(
+    source: ScoringInput, names: Sequence[str], wanted: Sequence[str], features: Sequence[str]
+) -> Iterator[tuple[pa.RecordBatch, pa.RecordBatch]]:
+    """(the `features` as text cells, the `wanted` columns as the file holds them) per block of the file."""
     nulls = sorted(set(source.na_values) | {""})
     if source.fmt == "csv":
-        yield from source.dialect.arrow_batches(source.path, names, nulls, _BLOCK_BYTES, wanted)
+        for batch in source.dialect.arrow_batches(source.path, names, nulls, _BLOCK_BYTES, wanted):
+            yield _select(batch, features), batch
         return
     for batch in readers.iter_batches(source.path, source.fmt, wanted, source.flatten):
-        yield readers.as_text(batch, source.na_values)
+        yield readers.as_text(_select(batch, features), source.na_values), batch
 
 
 def scoring_batches(
@@ -127,13 +160,17 @@ def scoring_batches(
     Args:
         source: the file.
         kinds: each feature the model reads -> its `ColumnKind` (INT, FLOAT, STRING).
-        keep: the columns to copy to the output, as the file holds them (CSV: text).
+        keep: the columns to copy to the output, as the file holds them: with the file's types (Parquet,
+            Avro, JSON Lines; a TFRecord feature's first value), CSV cells as text.
         rows: rows per batch.
 
     Raises:
-        ScoringInputError: a feature or a `keep` column is not in the file (the message names them all).
+        ScoringInputError: a feature or a `keep` column is not in the file (the message names them all), is a
+            list, struct or map column, or a feature's cell is not a number where the model reads one (the
+            message names the file, column, row and cell).
     """
-    names = column_names(source)
+    schema = _typed_schema(source) if source.fmt not in ("csv", "tfrecord") else None
+    names = schema.names if schema is not None else column_names(source)
     absent_features = [name for name in kinds if name not in names]
     absent_keep = [name for name in keep if name not in names]
     if absent_features or absent_keep:
@@ -147,6 +184,8 @@ def scoring_batches(
             f"Received columns: {names}. Add the missing columns to the file"
             + (", or drop them from --keep." if absent_keep else ".")
         )
+    if schema is not None:
+        _refuse_nested(source, schema, list(kinds), keep)
     if source.fmt == "tfrecord":
         for records in _tfrecord_chunks(source.path, rows):
             kept = _decoded(records)
@@ -155,16 +194,59 @@ def scoring_batches(
     features = list(kinds)
     wanted = list(dict.fromkeys([*features, *keep]))
     encoder = None
-    for block in _text_batches(source, names, wanted):
+    first_row = 0  # of the block, in the file (0-based)
+    for text, block in _file_batches(source, names, wanted, features):
         for start in range(0, block.num_rows, rows):
-            batch = block.slice(start, rows)
             if encoder is None:
                 from tfx_bsl.coders import example_coder
 
                 encoder = example_coder.RecordBatchToExamplesEncoder()
-            cells = fast_csv.prepared(_select(batch, features), source.impute_non_finite)
-            encoded = encoder.encode(fast_csv.feature_lists(cells, [kinds[name] for name in features]))
-            yield _select(batch, keep), list(encoded)
+            cells = fast_csv.prepared(text.slice(start, rows), source.impute_non_finite)
+            try:
+                lists = fast_csv.feature_lists(cells, [kinds[name] for name in features])
+            except pa.ArrowInvalid:  # a cell that is not a number where the model reads one
+                raise _unparsable_cell(source, cells, kinds, first_row + start) from None
+            yield _select(block.slice(start, rows), keep), list(encoder.encode(lists))
+        first_row += block.num_rows
+
+
+_NUMBERS = {ColumnKind.INT: "an integer", ColumnKind.FLOAT: "a number"}
+
+
+def _unparsable_cell(
+    source: ScoringInput, cells: pa.RecordBatch, kinds: Mapping[str, int], first_row: int
+) -> ScoringInputError:
+    """The error naming the first cell of `cells` (its rows from row `first_row` of the file, 0-based) that
+    is not the number its column's kind says, found by bisecting on `fast_csv.feature_lists`."""
+    numeric = [name for name in cells.schema.names if kinds[name] in _NUMBERS]
+    for name in numeric:
+        column, kind = cells.column(name), kinds[name]
+        if _parses(column, kind):
+            continue
+        good, bad = 0, len(column)  # column[:good] parses, column[:bad] does not
+        while bad - good > 1:
+            middle = (good + bad) // 2
+            good, bad = (middle, bad) if _parses(column.slice(0, middle), kind) else (good, middle)
+        row = first_row + bad  # 1-based: the cell is column[bad - 1]
+        where = f"line {row + 1}" if source.fmt == "csv" else f"row {row}"  # a CSV file's line 1 is its header
+        return ScoringInputError(
+            f"{source.path} {where}: column `{name}` holds a cell that is not {_NUMBERS[kind]}. Expected "
+            f"{_NUMBERS[kind]} or a missing value in every row of `{name}` (the model was trained on it as "
+            f"{ColumnKind.NAMES[kind]}). Received: {column[bad - 1].as_py()!r}. Correct the cell, or make it "
+            "missing (empty, null, or a `data.na_values` marker)."
+        )
+    return ScoringInputError(  # not expected: feature_lists fails only on a cell that is not its number
+        f"{source.path}: a cell from row {first_row + 1} on is not the number the model reads. Expected numbers "
+        f"or missing values in {numeric}. Correct the cells."
+    )
+
+
+def _parses(column: pa.Array, kind: int) -> bool:
+    try:
+        fast_csv.feature_lists(pa.RecordBatch.from_arrays([column], names=["cell"]), [kind])
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def _select(batch: pa.RecordBatch, names: Sequence[str]) -> pa.RecordBatch:

@@ -4,6 +4,9 @@ The format follows the output's ending (`.parquet`/`.pq`: Parquet, else
 CSV). Rows go to `<output>.tmp-<pid>` beside it through pyarrow's streaming
 writers; only a finished file is renamed to the output's name, so a reader
 never sees half a file and a failed run leaves the previous output as it was.
+Columns keep their types (in CSV a number is unquoted, text quoted); a decimal
+column, which pyarrow's CSV writer cannot write, is written to CSV as its exact
+text.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ class ScoredFile:
 
     def write(self, batch: pa.RecordBatch) -> None:
         """Appends `batch` (every batch must have the first one's schema)."""
+        if self.format == "csv":
+            batch = _csv_writable(batch)
         if self._writer is None:
             if self.format == "parquet":
                 import pyarrow.parquet as pq
@@ -66,3 +71,16 @@ class ScoredFile:
             os.replace(self._tmp, self.path)
         elif os.path.exists(self._tmp):
             os.remove(self._tmp)
+
+
+def _csv_writable(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """`batch` with each decimal column as its exact text (`1.50`): pyarrow's CSV writer refuses decimals."""
+    if not any(pa.types.is_decimal(data_type) for data_type in batch.schema.types):
+        return batch
+    columns = [
+        pa.array([None if value is None else str(value) for value in column.to_pylist()], pa.string())
+        if pa.types.is_decimal(column.type)
+        else column
+        for column in batch.columns
+    ]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)

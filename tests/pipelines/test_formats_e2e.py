@@ -101,5 +101,5 @@ def test_predict_reads_the_struct_as_its_flattened_columns(parquet_run):
     assert completed.returncode == 0, completed.stdout + completed.stderr[-3000:]
     scores = pd.read_parquet(output)
     assert len(scores) == 344 and list(scores.columns[:2]) == ["species", "body__body_mass_g"]
-    assert scores["body__body_mass_g"].iloc[0] == "3750"  # the first penguin's body.body_mass_g, as text
+    assert scores["body__body_mass_g"].iloc[0] == 3750.0  # the first penguin's body.body_mass_g, typed as in the file
     assert (scores["label"] == scores["species"]).mean() >= 0.9

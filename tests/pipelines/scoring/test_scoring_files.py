@@ -1,8 +1,12 @@
 """pipelines.scoring's inputs and outputs on real files: the tf.Examples each row becomes, bounded batches, the
-columns an input lacks, and an output that appears only complete."""
+columns an input lacks, text in a numeric column, nested columns, kept columns with the file's types, an output
+that appears only complete, and TensorFlow's renamed-input warnings kept off the console."""
 
 from __future__ import annotations
 
+import decimal
+import json
+import logging
 import os
 
 import pyarrow as pa
@@ -68,7 +72,7 @@ def test_with_flatten_a_struct_column_is_scored_by_its_leaf_columns(tmp_path):
     kinds = {"trip__miles": ColumnKind.FLOAT, "trip__hour": ColumnKind.INT, "company": ColumnKind.STRING}
     source = ScoringInput(path, "parquet", flatten=True)
     ((kept, examples),) = list(scoring_batches(source, kinds, ["trip__hour"], rows=10))
-    assert kept.column(0).to_pylist() == ["7", None]
+    assert kept.column(0).to_pylist() == [7, None]  # the leaf's own type
     assert [_features(e) for e in examples] == [
         {"trip__miles": [1.5], "trip__hour": [7], "company": [b"Acme"]},
         {"trip__miles": [], "trip__hour": [], "company": [b"B"]},
@@ -107,6 +111,107 @@ def test_a_missing_column_is_named(semicolon_csv, kinds, keep, message):
         list(scoring_batches(semicolon_csv, kinds, keep, rows=10))
     assert message in str(raised.value)
     assert "Received columns: ['id', 'miles', 'hour', 'company']" in str(raised.value)
+
+
+def _wine_file(tmp_path, fmt: str, magnesium: list) -> ScoringInput:
+    """Four rows of wine, column names with spaces, `Magnesium` as given, as a `fmt` file."""
+    table = pa.table({"Wine ID": [11, 12, 13, 14], "Malic Acid": [1.5, 2.0, None, 3.25], "Magnesium": magnesium})
+    path = str(tmp_path / f"wine.{fmt}")
+    if fmt == "parquet":
+        pq.write_table(table, path)
+    elif fmt == "jsonl":
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(row) + "\n" for row in table.to_pylist())
+    else:
+        table.to_pandas().to_csv(path, index=False)
+    return ScoringInput(path, fmt)
+
+
+WINE_KINDS = {"Malic Acid": ColumnKind.FLOAT, "Magnesium": ColumnKind.FLOAT}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "magnesium", "kinds", "where", "received"),
+    [
+        ("parquet", ["101", "99.5", "abc", "97"], WINE_KINDS, "row 3", "'abc'"),
+        ("jsonl", ["101", "99.5", "97", "n/a"], WINE_KINDS, "row 4", "'n/a'"),
+        ("csv", ["101", "abc", "99.5", "97"], WINE_KINDS, "line 3", "'abc'"),  # line 1: the header
+        ("parquet", [101.0, 99.5, 100.0, 97.0], {**WINE_KINDS, "Magnesium": ColumnKind.INT}, "row 2", "'99.5'"),
+    ],
+    ids=["parquet-text", "jsonl-text-in-the-second-batch", "csv-text", "parquet-fraction-for-an-integer"],
+)
+def test_a_cell_that_is_not_the_models_number_is_named_by_file_row_and_column(
+    tmp_path, fmt, magnesium, kinds, where, received
+):
+    source = _wine_file(tmp_path, fmt, magnesium)
+    with pytest.raises(ScoringInputError) as raised:
+        list(scoring_batches(source, kinds, ["Wine ID"], rows=2))
+    number = "an integer" if kinds["Magnesium"] == ColumnKind.INT else "a number"
+    kind = "INT" if kinds["Magnesium"] == ColumnKind.INT else "FLOAT"
+    assert str(raised.value) == (
+        f"{source.path} {where}: column `Magnesium` holds a cell that is not {number}. Expected {number} or a "
+        f"missing value in every row of `Magnesium` (the model was trained on it as {kind}). Received: {received}. "
+        "Correct the cell, or make it missing (empty, null, or a `data.na_values` marker)."
+    )
+
+
+def test_a_list_column_the_model_reads_or_keep_names_is_refused_in_validates_words(tmp_path):
+    path = str(tmp_path / "wine.parquet")
+    regions = pa.array([["North"], ["South", "Coast"]])
+    pq.write_table(pa.table({"Malic Acid": [1.5, 2.0], "Vineyard Region": regions, "Grapes": regions}), path)
+    source = ScoringInput(path, "parquet")
+    kinds = {"Malic Acid": ColumnKind.FLOAT, "Vineyard Region": ColumnKind.STRING}
+    with pytest.raises(ScoringInputError) as raised:
+        list(scoring_batches(source, kinds, [], rows=10))
+    assert str(raised.value).startswith(
+        f"{path}: column `Vineyard Region` holds list<item: string> values. Expected one number or text per row "
+        "in every column the spec uses. Received a list column. `data.flatten` flattens structs only: explode or "
+        "aggregate lists and maps upstream"
+    )
+    with pytest.raises(ScoringInputError) as raised:
+        list(scoring_batches(source, {"Malic Acid": ColumnKind.FLOAT}, ["Grapes"], rows=10))
+    assert str(raised.value) == (
+        f"{path}: --keep column `Grapes` holds list<item: string> values. Expected one number or text per row in "
+        "every kept column (an output row holds one value per column). Received a nested column. Leave `Grapes` "
+        "out of --keep, or write it as columns of its own."
+    )
+
+
+@pytest.mark.parametrize(("fmt", "ids"), [("parquet", pa.int64()), ("jsonl", pa.int64()), ("csv", pa.string())])
+def test_kept_columns_have_the_files_types(tmp_path, fmt, ids):
+    source = _wine_file(tmp_path, fmt, [101.0, 99.5, None, 97.0])
+    kept = pa.Table.from_batches([kept for kept, _ in scoring_batches(source, WINE_KINDS, ["Wine ID"], rows=3)])
+    assert kept.schema.field("Wine ID").type == ids
+    assert kept.column("Wine ID").to_pylist() == ([11, 12, 13, 14] if ids == pa.int64() else ["11", "12", "13", "14"])
+
+
+def test_a_csv_output_writes_numbers_unquoted_and_decimals_as_their_text(tmp_path):
+    path = tmp_path / "scores.csv"
+    price = pa.array([decimal.Decimal("12.50"), None], pa.decimal128(5, 2))
+    batch = pa.RecordBatch.from_pydict({"Wine ID": [11, 12], "price": price, "label": ["good", "plain"]})
+    with ScoredFile(str(path)) as scored:
+        scored.write(batch)
+    assert path.read_text(encoding="utf-8").splitlines() == [
+        '"Wine ID","price","label"',
+        '11,"12.50","good"',
+        '12,,"plain"',
+    ]
+
+
+def test_tensorflows_renamed_input_warnings_are_dropped_while_predict_runs(caplog):
+    from pipelines.scoring.command import _without_renamed_input_warnings
+
+    absl = logging.getLogger("absl")
+    renamed = "`%s` is not a valid tf.function parameter name. Sanitizing to `%s`."  # TensorFlow's own words
+    with caplog.at_level(logging.WARNING, logger="absl"):
+        with _without_renamed_input_warnings():
+            absl.warning(renamed, "Malic Acid_values", "Malic_Acid_values")
+            absl.warning("another warning")
+        absl.warning(renamed, "Wine ID", "Wine_ID")
+    assert [record.getMessage() for record in caplog.records] == [
+        "another warning",
+        "`Wine ID` is not a valid tf.function parameter name. Sanitizing to `Wine_ID`.",
+    ]
 
 
 @pytest.mark.parametrize(("name", "fmt"), [("a.parquet", "parquet"), ("a.PQ", "parquet"), ("a.csv", "csv")])

@@ -44,6 +44,7 @@ from pipelines.ui.commands import add_ui_command
 __all__ = ["main", "DEFAULT_SPEC"]
 
 DEFAULT_SPEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples", "chicago_taxi.yaml")
+NOT_BLESSED_EXIT = 3  # `run --require-blessed` when the model is NOT BLESSED
 
 
 def spec_folder_first(spec_path: str) -> str:
@@ -173,7 +174,7 @@ def _run_on(resolved, args) -> int:
         )
         return 2
     try:
-        api.run(resolved, force=args.force, wait_seconds=args.wait, span=args.span)
+        outcome = api.run(resolved, force=args.force, wait_seconds=args.wait, span=args.span)
     except SpanNotFound as error:
         print(f"error: {resolved.spec_file}: {error}", file=sys.stderr)
         return 2
@@ -204,6 +205,14 @@ def _run_on(resolved, args) -> int:
         raise
     except Exception as error:  # noqa: BLE001 - reported as one line, traceback to the run's logs
         raise _Unexpected(error, 1, resolved.log_dir) from error
+    if args.require_blessed and getattr(outcome.summary, "blessed", None) is False:
+        which = "the last run's model" if outcome.up_to_date else "the model"
+        print(
+            f"error: {resolved.spec_file}: {which} is NOT BLESSED ({'; '.join(outcome.summary.reasons)}), and "
+            f"--require-blessed asks for a blessed one (exit {NOT_BLESSED_EXIT}). Nothing was pushed.",
+            file=sys.stderr,
+        )
+        return NOT_BLESSED_EXIT
     return 0
 
 
@@ -221,6 +230,11 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a spec locally (default: the bundled taxi example)")
     run.add_argument("spec", nargs="?", default=DEFAULT_SPEC, help="the pipeline YAML file")
     run.add_argument("--force", action="store_true", help="skip the up-to-date check; TFX's cache decides per step")
+    run.add_argument(
+        "--require-blessed",
+        action="store_true",
+        help=f"exit {NOT_BLESSED_EXIT} when the run's model is NOT BLESSED (up to date: the last run's), for CI jobs",
+    )
     run.add_argument(
         "--wait",
         type=float,

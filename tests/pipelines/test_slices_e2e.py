@@ -214,3 +214,18 @@ def test_the_ui_has_the_slices_page_linked_from_the_run_in_a_browser(sliced_run)
             assert os.path.getsize(save_screenshot(driver, "ui_slices_page")) > 10_000
     finally:
         driver.quit()
+
+
+def test_run_require_blessed_exits_3_for_a_not_blessed_model(sliced_run, capsys):
+    """`run --require-blessed` (for a CI job) fails the command when the model is NOT BLESSED; without the
+    flag a NOT BLESSED run exits 0, as a run that did its work. Here the spec is up to date: the last run's
+    verdict decides."""
+    from pipelines.cli import NOT_BLESSED_EXIT, main
+
+    resolved, _, second = sliced_run
+    assert second.summary.blessed is False  # region=C's noise fails its slice gate in both runs
+
+    assert main(["run", resolved.spec_file]) == 0
+    assert main(["run", resolved.spec_file, "--require-blessed"]) == NOT_BLESSED_EXIT == 3
+    err = capsys.readouterr().err
+    assert "the last run's model is NOT BLESSED (binary_accuracy on region=C is " in err

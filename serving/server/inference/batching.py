@@ -53,7 +53,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from serving.errors import Internal, InvalidArgument, Unavailable, message
+from serving.errors import Internal, Unavailable, message
+from serving.server.inference.batch_admission import check_capacity, joined, queue_full, split_bounds, too_large
 from serving.server.inference.batch_inputs import check_batchable, pad_to_largest, unbatchable
 from serving.server.inference.batching_options import BatchingOptions
 from serving.server.inference.call_times import CallTimes
@@ -190,7 +191,7 @@ class BatchScheduler:
                 for alias, value in sorted(inputs.items())
             )
         if size > self.options.max_batch_size:
-            raise _too_large(size, self.options)
+            raise too_large(size, self.options)
         if size < 1:
             return self._loop.run_in_executor(self._executor, signature.run, inputs)
         key = (id(servable), signature.name, shapes)
@@ -202,9 +203,9 @@ class BatchScheduler:
         open_slot = max_batch_size - batches[-1].size if batches else max_batch_size
         if self.options.max_execution_batch_size is None:
             if size > open_slot and len(batches) >= self.options.max_enqueued_batches:
-                raise _queue_full(len(batches), self.options)
+                raise queue_full(len(batches), self.options)
         else:
-            _check_capacity(size, batches, self.options)
+            check_capacity(size, batches, self.options)
             if size > open_slot:
                 return self._run_split(queue, inputs, size, open_slot, may_run_on_loop)
         future = self._loop.create_future()
@@ -229,13 +230,13 @@ class BatchScheduler:
     ) -> asyncio.Future[Outputs]:
         """Queues a request in parts, as TensorFlow's eager split does (`InputSplitMetadata`): the
         open batch's free rows first, then parts of `max_execution_batch_size` rows."""
-        bounds = _split_bounds(size, open_slot, self._max_batch_size)
+        bounds = split_bounds(size, open_slot, self._max_batch_size)
         parts = []
         for start, stop in bounds:
             part = {alias: value[start:stop] for alias, value in inputs.items()}
             parts.append(self._loop.create_future())
             self._enqueue(queue, _Task(part, stop - start, parts[-1], may_run_on_loop))
-        return asyncio.ensure_future(_joined(parts))
+        return asyncio.ensure_future(joined(parts))
 
     def _take_ready(self) -> tuple[_Queue, _Batch] | tuple[None, float | None]:
         """Pops the oldest runnable batch, or returns (None, seconds to wait)."""
@@ -384,71 +385,3 @@ class BatchScheduler:
             results.append({alias: value[offset : offset + task.size] for alias, value in outputs.items()})
             offset += task.size
         return results
-
-
-def _split_bounds(size: int, open_slot: int, part_rows: int) -> list[tuple[int, int]]:
-    """The row ranges a split request is queued as: `open_slot` rows first (when the open batch
-    has room), then `part_rows` at a time."""
-    first = min(size, open_slot) if open_slot > 0 else 0
-    bounds = [(0, first)] if first else []
-    bounds += [(start, min(start + part_rows, size)) for start in range(first, size, part_rows)]
-    return bounds
-
-
-async def _joined(parts: list[asyncio.Future]) -> Outputs:
-    """The outputs of a split request's parts, joined in row order; the first part's error if any failed."""
-    results = await asyncio.gather(*parts, return_exceptions=True)
-    failed = next((result for result in results if isinstance(result, BaseException)), None)
-    if failed is not None:
-        raise failed
-    return {alias: np.concatenate([result[alias] for result in results]) for alias in results[0]}
-
-
-def _too_large(size: int, options: BatchingOptions) -> InvalidArgument:
-    limit = options.max_batch_size
-    return InvalidArgument(
-        message(
-            f"Task size {size} is larger than maximum input batch size {limit}",
-            expected=f"at most max_batch_size={limit} rows (or examples) per request",
-            received=f"a request of {size} rows",
-            fix=f"Send at most {limit} rows per request, or raise max_batch_size in the batching parameters "
-            "(with enable_large_batch_splitting and max_execution_batch_size, batches stay small).",
-        )
-    )
-
-
-def _queue_full(enqueued: int, options: BatchingOptions) -> Unavailable:
-    return Unavailable(
-        message(
-            "The batch scheduling queue to which this task was submitted is full; currently "
-            f"{enqueued} batches enqueued and max_enqueued_batches is {options.max_enqueued_batches}",
-            expected=f"at most max_enqueued_batches={options.max_enqueued_batches} waiting batches",
-            received=f"a request while {enqueued} batches wait",
-            fix=_QUEUE_FULL_FIX,
-        )
-    )
-
-
-def _check_capacity(size: int, batches: collections.deque[_Batch], options: BatchingOptions) -> None:
-    """With large-batch splitting, a request must fit the rows the queue can still take
-    (`ValidateBatchTaskQueueCapacity`: the open batch's free rows and `max_execution_batch_size`
-    per batch that may still be enqueued; the open batch counts as enqueued, empty or not)."""
-    execution = options.max_execution_batch_size
-    enqueued = max(len(batches), 1)
-    open_size = batches[-1].size if batches else 0
-    capacity = (options.max_enqueued_batches - enqueued) * execution + execution - open_size
-    if size > capacity:
-        raise Unavailable(
-            message(
-                "The batch scheduling queue to which this task was submitted is full; task size is "
-                f"{size} but scheduling capacity is only {capacity} (num_enqueued_batches={enqueued}, "
-                f"max_enqueued_batches={options.max_enqueued_batches}, open_batch_size={open_size}, "
-                f"max_execution_batch_size={execution})",
-                expected=f"at most {capacity} rows while {enqueued} batches wait",
-                received=f"a request of {size} rows",
-                fix=_QUEUE_FULL_FIX,
-            )
-        )
-
-
-_QUEUE_FULL_FIX = "Retry with backoff, add replicas, or raise max_enqueued_batches/num_batch_threads."

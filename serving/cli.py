@@ -167,6 +167,22 @@ def _parser() -> argparse.ArgumentParser:
         "--body-timeout-s", type=float, default=60.0, help="answer 408 when a body takes longer (default: 60)"
     )
     limits.add_argument(
+        "--rest-api-enable-cors-support",
+        action="store_true",
+        help="add TF Serving's CORS headers (Access-Control-Allow-Origin: *) to REST answers, for browser clients",
+    )
+    limits.add_argument(
+        "--grpc-socket-path",
+        default=None,
+        help="also serve gRPC on this UNIX socket, as tensorflow_model_server's --grpc_socket_path",
+    )
+    limits.add_argument(
+        "--grpc-channel-arguments",
+        default="",
+        help="gRPC server arguments, key=value,... (e.g. grpc.max_connection_age_ms=2000), as "
+        "tensorflow_model_server's --grpc_channel_arguments",
+    )
+    limits.add_argument(
         "--rest-api-timeout-in-ms",
         type=int,
         default=30_000,

@@ -153,6 +153,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             grpc_port=args.grpc_port,
             model_config_file_poll_wait_seconds=int(args.config_poll_seconds),
             rest_api_timeout_in_ms=args.rest_api_timeout_in_ms,
+            extra=_real_server_flags(args),
         )
         print(f"Starting the real TensorFlow Serving: {' '.join(argv)}", flush=True)
         if args.host == "127.0.0.1":
@@ -196,6 +197,9 @@ def cmd_up(args: argparse.Namespace) -> int:
             header_timeout_s=args.header_timeout_s,
             body_timeout_s=args.body_timeout_s,
             rest_api_timeout_in_ms=args.rest_api_timeout_in_ms,
+            rest_api_enable_cors_support=args.rest_api_enable_cors_support,
+            grpc_socket_path=args.grpc_socket_path,
+            grpc_channel_arguments=args.grpc_channel_arguments,
             allow_config_reload=args.allow_config_reload,
             allowed_model_roots=tuple(args.allowed_model_roots),
         )
@@ -220,3 +224,15 @@ def cmd_up(args: argparse.Namespace) -> int:
     )
     server.wait()
     return 0
+
+
+def _real_server_flags(args) -> list[str]:
+    """The TF Serving flags `up` passes through to tensorflow_model_server as given."""
+    flags = []
+    if args.rest_api_enable_cors_support:
+        flags.append("--rest_api_enable_cors_support=true")
+    if args.grpc_socket_path:
+        flags.append(f"--grpc_socket_path={args.grpc_socket_path}")
+    if args.grpc_channel_arguments:
+        flags.append(f"--grpc_channel_arguments={args.grpc_channel_arguments}")
+    return flags

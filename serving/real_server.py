@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Sequence
 
 from serving.config import ServerFiles
 
@@ -26,6 +27,7 @@ def command(
     file_system_poll_wait_seconds: int = 1,
     model_config_file_poll_wait_seconds: int = 0,
     rest_api_timeout_in_ms: int = 30_000,
+    extra: Sequence[str] = (),
 ) -> list[str]:
     """The tensorflow_model_server command line for `files`.
 
@@ -43,6 +45,7 @@ def command(
         f"--monitoring_config_file={files.monitoring}",
         "--allow_version_labels_for_unavailable_models=true",
         f"--rest_api_timeout_in_ms={rest_api_timeout_in_ms}",
+        *extra,
     ]
     if files.batching is not None:
         argv += ["--enable_batching=true", f"--batching_parameters_file={files.batching}"]

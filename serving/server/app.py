@@ -37,7 +37,7 @@ from serving.protos import (
     session_bundle_config_pb2,
 )
 from serving.server.grpc_service.accepts import ConcurrentAccepts
-from serving.server.grpc_service.api import start_grpc_server
+from serving.server.grpc_service.api import parse_channel_arguments, start_grpc_server
 from serving.server.guards import request_checks as limit_defaults
 from serving.server.guards.memory import MemoryReleaser
 from serving.server.guards.request_checks import RequestLimits
@@ -94,6 +94,12 @@ class ServerOptions:
         rest_api_timeout_in_ms: A REST predict/classify/regress not answered in
             this time is DEADLINE_EXCEEDED (504), as tensorflow_model_server's flag
             of that name (default 30 s); 0: no limit.
+        rest_api_enable_cors_support: Add TF Serving's CORS headers to every
+            REST API answer (`Access-Control-Allow-Origin: *`, ...).
+        grpc_socket_path: Also serve gRPC on this UNIX socket (with `grpc_port`
+            None: only there), as `--grpc_socket_path`.
+        grpc_channel_arguments: gRPC server arguments, `key=value,...`, as
+            `--grpc_channel_arguments` (integers passed as integers).
     """
 
     host: str = "127.0.0.1"
@@ -116,6 +122,9 @@ class ServerOptions:
     allow_config_reload: bool = False
     allowed_model_roots: tuple[str, ...] = ()
     rest_api_timeout_in_ms: int = DEFAULT_RUN_TIMEOUT_MS
+    rest_api_enable_cors_support: bool = False
+    grpc_socket_path: str | None = None
+    grpc_channel_arguments: str = ""
 
     def limits(self) -> RequestLimits:
         return RequestLimits(
@@ -195,7 +204,9 @@ class EmbeddedServer:
             limits=self.limits,
             memory=self.memory,
             run_timeout_ms=self.options.rest_api_timeout_in_ms,
+            cors=self.options.rest_api_enable_cors_support,
         )
+        self._channel_arguments = parse_channel_arguments(self.options.grpc_channel_arguments)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.ServerRunner | None = None
@@ -263,7 +274,8 @@ class EmbeddedServer:
         except BaseException:
             self.stop()
             raise
-        log.info("Embedded model server: REST %s, gRPC %s", self.rest_url, self.grpc_address)
+        socket = f" and unix:{self.options.grpc_socket_path}" if self.options.grpc_socket_path else ""
+        log.info("Embedded model server: REST %s, gRPC %s%s", self.rest_url, self.grpc_address, socket)
         return self
 
     async def _start_async(self) -> None:
@@ -289,19 +301,25 @@ class EmbeddedServer:
             raise _port_in_use("REST", host, self.options.rest_port, "--rest-port", err) from None
         self.rest_port = self._runner.addresses[0][1]
         self.rest.bound(host, self.rest_port)
-        if self.options.grpc_port is not None:
+        if self.options.grpc_port is not None or self.options.grpc_socket_path:
+            grpc_port = self.options.grpc_port
             try:
-                self._grpc, self.grpc_port, self.grpc_accepts = await start_grpc_server(
+                self._grpc, port, self.grpc_accepts = await start_grpc_server(
                     self.runtime,
                     self.metrics,
-                    address=f"{host}:{self.options.grpc_port}",
+                    address=None if grpc_port is None else f"{host}:{grpc_port}",
                     max_message_bytes=self.options.max_request_bytes,
                     limits=self.limits,
                     memory=self.memory,
                     reload_policy=self.reload_policy,
+                    socket_path=self.options.grpc_socket_path,
+                    channel_arguments=self._channel_arguments,
                 )
             except OSError as err:
-                raise _port_in_use("gRPC", host, self.options.grpc_port, "--grpc-port", err) from None
+                if grpc_port is None:
+                    raise OSError(f"{err}. Check --grpc-socket-path: its folder must exist and be writable.") from None
+                raise _port_in_use("gRPC", host, grpc_port, "--grpc-port", err) from None
+            self.grpc_port = port if grpc_port is not None else None
 
     async def _stop_async(self) -> None:
         if self._grpc is not None:

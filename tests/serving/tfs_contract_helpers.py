@@ -62,7 +62,9 @@ def start_server(config_dir: Path, *models, batching=None, **options) -> Embedde
     options.setdefault("max_num_load_retries", 0)
     if any(model.version_labels for model in models):  # as TF Serving's own tests start a labelled config
         options.setdefault("allow_version_labels_for_unavailable_models", True)
-    return EmbeddedServer.from_files(files, rest_port=0, grpc_port=0, **options).start()
+    options.setdefault("rest_port", 0)
+    options.setdefault("grpc_port", 0)
+    return EmbeddedServer.from_files(files, **options).start()
 
 
 class Stubs:

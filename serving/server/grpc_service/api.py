@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import grpc
 from google.protobuf.message import Message
@@ -27,7 +28,8 @@ from tensorflow_serving.apis import (
     regression_pb2,
 )
 
-from serving.errors import Internal, InvalidArgument, ServingError, message
+from serving.config import ConfigError
+from serving.errors import Internal, InvalidArgument, ServingError, echoed, message
 from serving.server.grpc_service.accepts import ConcurrentAccepts
 from serving.server.grpc_service.handlers import Undecodable, add_servicer
 from serving.server.guards.memory import MemoryReleaser, off_loop_if_large
@@ -41,7 +43,7 @@ from serving.server.wire.examples import example_count, examples_from_input
 from serving.server.wire.predict_wire import PredictRequestEntries, input_protos, predict_response_bytes
 from serving.server.wire.tensor_protos import proto_inputs
 
-__all__ = ["ModelServicer", "PredictionServicer", "start_grpc_server"]
+__all__ = ["ModelServicer", "PredictionServicer", "parse_channel_arguments", "start_grpc_server"]
 
 log = logging.getLogger(__name__)
 
@@ -262,37 +264,43 @@ async def start_grpc_server(
     runtime: Runtime,
     metrics: ServingMetrics,
     *,
-    address: str,
+    address: str | None,
     max_message_bytes: int,
     limits: RequestLimits | None = None,
     memory: MemoryReleaser | None = None,
     reload_policy: ReloadPolicy | None = None,
+    socket_path: str | None = None,
+    channel_arguments: Sequence[tuple[str, int | str]] = (),
 ) -> tuple[grpc.aio.Server, int, ConcurrentAccepts]:
     """Starts the gRPC server on `address` (call on the server's loop).
 
     Args:
         runtime: The inference path.
         metrics: Where requests are counted.
-        address: "host:port" to bind.
+        address: "host:port" to bind; None: only `socket_path`.
         max_message_bytes: Largest message in either direction.
         limits: Per-request memory budget.
         memory: Gives memory back after large requests.
         reload_policy: Whether and where HandleReloadConfigRequest may point models;
             refused when None.
+        socket_path: Also listen on this UNIX socket (`--grpc_socket_path`).
+        channel_arguments: gRPC server arguments (`--grpc_channel_arguments`,
+            `parse_channel_arguments`); they replace this server's own of the same key.
 
     Returns:
-        The server, the bound port, and the loops accepting Predict calls.
+        The server, the bound port (0 when only `address` is None and the socket listens),
+        and the loops accepting Predict calls.
 
     Raises:
         OSError: The address cannot be bound.
     """
-    server = grpc.aio.server(
-        options=[
-            ("grpc.max_receive_message_length", max_message_bytes),
-            ("grpc.max_send_message_length", max_message_bytes),
-            ("grpc.so_reuseport", 0),
-        ]
-    )
+    options = {
+        "grpc.max_receive_message_length": max_message_bytes,
+        "grpc.max_send_message_length": max_message_bytes,
+        "grpc.so_reuseport": 0,
+    }
+    options.update(dict(channel_arguments))
+    server = grpc.aio.server(options=list(options.items()))
     extras = {"limits": limits, "memory": memory, "reload_policy": reload_policy}
     # As the generated add_*Servicer_to_server, but an unparsable request is INVALID_ARGUMENT, not UNKNOWN.
     prediction = add_servicer(
@@ -305,12 +313,45 @@ async def start_grpc_server(
     add_servicer(server, MODEL_SERVICE, ModelServicer(runtime, metrics, **extras), MODEL_METHODS)
     # Predict calls accepted several at a time (grpc.aio's loop accepts one per round trip).
     accepts = ConcurrentAccepts.register(server, PREDICTION_SERVICE, {"Predict": prediction["Predict"]})
-    try:
-        port = server.add_insecure_port(address)
-    except RuntimeError as err:  # grpcio raises instead of returning 0 on bind failure
-        raise OSError(f"Could not bind gRPC to {address}: {err}") from None
-    if not port:
-        raise OSError(f"Could not bind gRPC to {address}")
+    port = 0
+    for where in [address, f"unix:{socket_path}" if socket_path else None]:
+        if where is None:
+            continue
+        try:
+            bound = server.add_insecure_port(where)
+        except RuntimeError as err:  # grpcio raises instead of returning 0 on bind failure
+            raise OSError(f"Could not bind gRPC to {where}: {err}") from None
+        if not bound:
+            raise OSError(f"Could not bind gRPC to {where}")
+        port = port or (bound if where == address else 0)
     await server.start()
     accepts.start()
     return server, port, accepts
+
+
+def parse_channel_arguments(text: str) -> list[tuple[str, int | str]]:
+    """`--grpc_channel_arguments` as TensorFlow Serving reads it (server.cc `parseGrpcChannelArgs`):
+    comma-separated `key=value`, a value that parses as a 32-bit integer passed as one, else as text.
+
+    >>> parse_channel_arguments("grpc.max_connection_age_ms=2000,grpc.primary_user_agent=x")
+    [('grpc.max_connection_age_ms', 2000), ('grpc.primary_user_agent', 'x')]
+
+    Raises:
+        ConfigError: An argument without `=` (TF Serving reads past its end).
+    """
+    arguments = []
+    for item in filter(None, text.split(",")):
+        key, equals, value = item.partition("=")
+        if not equals or not key:
+            raise ConfigError(
+                message(
+                    f"Invalid gRPC channel argument {echoed(item)!r}",
+                    expected="comma-separated key=value pairs, e.g. grpc.max_connection_age_ms=2000",
+                    received=f"grpc_channel_arguments={echoed(text)!r}",
+                    fix="Write each argument as key=value.",
+                )
+            )
+        number = int(value) if re.fullmatch(r"[+-]?\d+", value.strip()) else None
+        is_int32 = number is not None and -(2**31) <= number < 2**31
+        arguments.append((key, number if is_int32 else value))
+    return arguments

@@ -76,6 +76,12 @@ DEFAULT_RUN_TIMEOUT_MS = 30_000  # tensorflow_model_server's --rest_api_timeout_
 # TensorFlow Serving's one header, exactly (`AddHeaders`; JSON is UTF-8 by definition, RFC 8259),
 # built once (aiohttp copies it into each response; 1 us less per response than the arguments).
 _JSON_HEADERS = {hdrs.CONTENT_TYPE: "application/json"}
+# http_rest_api_util.cc AddCORSHeaders, with --rest_api_enable_cors_support.
+_CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "POST, GET",
+    "Access-Control-Allow-Headers": "Content-Type",
+}
 
 
 _REJECTION_REASONS = {RequestTooLarge: "body_size", RequestTimeout: "timeout"}
@@ -108,8 +114,12 @@ class RestApi:
         limits: RequestLimits | None = None,
         memory: MemoryReleaser | None = None,
         run_timeout_ms: int = DEFAULT_RUN_TIMEOUT_MS,
+        cors: bool = False,
     ) -> None:
         self.runtime = runtime
+        # --rest_api_enable_cors_support: TF Serving's headers on every REST API answer (AddCORSHeaders).
+        self._headers = {**_JSON_HEADERS, **_CORS_HEADERS} if cors else _JSON_HEADERS
+        self._options_headers = _CORS_HEADERS if cors else None
         # TF Serving's --rest_api_timeout_in_ms: the RunOptions timeout of every REST call; <= 0: none.
         self.run_timeout_ms = run_timeout_ms
         self.metrics = metrics
@@ -241,7 +251,7 @@ class RestApi:
                 self.metrics.observe_request(
                     model="", api="", entrypoint=REST, status="OK", seconds=time.perf_counter() - started
                 )
-                return web.Response()  # no body, no CORS header: TF Serving's default
+                return web.Response(headers=self._options_headers)  # no CORS header unless enabled, as TF Serving
             match = PREDICTION_PATH.fullmatch(path) if request.method == "POST" else None
             status_match = STATUS_PATH.fullmatch(path) if request.method == "GET" else None
             if match:
@@ -297,7 +307,7 @@ class RestApi:
             model=model, api=verb, entrypoint=REST, status="OK", seconds=time.perf_counter() - started
         )
         body = payload if isinstance(payload, bytes) else json_codec.dumps(payload)
-        response = web.Response(body=body, headers=_JSON_HEADERS)
+        response = web.Response(body=body, headers=self._headers)
         if self.memory is not None:
             self.memory.after(size)
         return response
@@ -310,7 +320,7 @@ class RestApi:
         if reason:
             self.metrics.reject(REST, reason)
         response = web.Response(
-            body=json_codec.dumps({"error": err.text}), status=err.http_status, headers=_JSON_HEADERS
+            body=json_codec.dumps({"error": err.text}), status=err.http_status, headers=self._headers
         )
         if isinstance(err, (RequestTimeout, RequestTooLarge, UnreadableBody)):
             response.force_close()  # the rest of the body is not read

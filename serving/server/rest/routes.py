@@ -90,8 +90,8 @@ def check_preflight(request: web.BaseRequest) -> None:
     """A CORS preflight (OPTIONS) anywhere under /v1/, as TF Serving's `RestApiRequestDispatcher`
     (model_servers/http_server.cc) answers it: 200 and no body when `Origin` holds http:// or https://.
 
-    No Access-Control-Allow-* header is sent (TF Serving adds them only with
-    `--rest_api_enable_cors_support`, which this server does not have), so a
+    Access-Control-Allow-* headers are added only with `rest_api_enable_cors_support`
+    (TF Serving's `--rest_api_enable_cors_support`; `RestApi` adds them), so by default a
     browser still refuses other origins' requests; the Host check runs first.
 
     Raises:

@@ -32,6 +32,7 @@ setup(
         "sqlalchemy>=2,<3",  # `data.sql`: queries through SQLAlchemy
         "psycopg2-binary",  # its PostgreSQL driver
         "fastavro",  # `data.format: avro`
+        "grpcio-health-checking>=1.48.2",  # the model server's grpc.health.v1 service (1.48: protobuf 3.20)
     ],
     extras_require={
         "dev": ["pytest", "ruff"],

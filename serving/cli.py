@@ -183,6 +183,11 @@ def _parser() -> argparse.ArgumentParser:
         "tensorflow_model_server's --grpc_channel_arguments",
     )
     limits.add_argument(
+        "--enable-grpc-healthcheck-service",
+        action="store_true",
+        help="serve the standard gRPC health service (grpc.health.v1), as tensorflow_model_server's flag",
+    )
+    limits.add_argument(
         "--rest-api-timeout-in-ms",
         type=int,
         default=30_000,

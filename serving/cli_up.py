@@ -200,6 +200,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             rest_api_enable_cors_support=args.rest_api_enable_cors_support,
             grpc_socket_path=args.grpc_socket_path,
             grpc_channel_arguments=args.grpc_channel_arguments,
+            enable_grpc_healthcheck_service=args.enable_grpc_healthcheck_service,
             allow_config_reload=args.allow_config_reload,
             allowed_model_roots=tuple(args.allowed_model_roots),
         )
@@ -235,4 +236,6 @@ def _real_server_flags(args) -> list[str]:
         flags.append(f"--grpc_socket_path={args.grpc_socket_path}")
     if args.grpc_channel_arguments:
         flags.append(f"--grpc_channel_arguments={args.grpc_channel_arguments}")
+    if args.enable_grpc_healthcheck_service:
+        flags.append("--enable_grpc_healthcheck_service=true")
     return flags

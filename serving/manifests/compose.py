@@ -56,6 +56,7 @@ def server_args(*, batching: bool = True) -> list[str]:
         "--model_config_file_poll_wait_seconds=60",
         f"--monitoring_config_file={CONFIG_DIR}/monitoring.config",
         "--allow_version_labels_for_unavailable_models=true",
+        "--enable_grpc_healthcheck_service=true",  # the Deployment's gRPC liveness probe asks it
     ]
     if batching:
         args += ["--enable_batching=true", f"--batching_parameters_file={CONFIG_DIR}/batching.config"]

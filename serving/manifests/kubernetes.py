@@ -84,8 +84,10 @@ def _container(model_name: str, image: str) -> client.V1Container:
             period_seconds=5,
             failure_threshold=3,
         ),
+        # Kubernetes' own gRPC probe (GA in 1.27) on the standard health service the server runs with
+        # --enable_grpc_healthcheck_service: a wedged server that still accepts TCP fails it.
         liveness_probe=client.V1Probe(
-            tcp_socket=client.V1TCPSocketAction(port=GRPC_PORT), initial_delay_seconds=30, period_seconds=10
+            grpc=client.V1GRPCAction(port=GRPC_PORT), initial_delay_seconds=30, period_seconds=10
         ),
         resources=client.V1ResourceRequirements(
             requests={"cpu": "1", "memory": "1Gi"}, limits={"cpu": "2", "memory": "2Gi"}

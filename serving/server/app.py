@@ -37,7 +37,7 @@ from serving.protos import (
     session_bundle_config_pb2,
 )
 from serving.server.grpc_service.accepts import ConcurrentAccepts
-from serving.server.grpc_service.api import parse_channel_arguments, start_grpc_server
+from serving.server.grpc_service.api import health_service, parse_channel_arguments, start_grpc_server
 from serving.server.guards import request_checks as limit_defaults
 from serving.server.guards.memory import MemoryReleaser
 from serving.server.guards.request_checks import RequestLimits
@@ -100,6 +100,8 @@ class ServerOptions:
             None: only there), as `--grpc_socket_path`.
         grpc_channel_arguments: gRPC server arguments, `key=value,...`, as
             `--grpc_channel_arguments` (integers passed as integers).
+        enable_grpc_healthcheck_service: Serve the standard gRPC health service
+            (`grpc.health.v1.Health`), as `--enable_grpc_healthcheck_service`.
     """
 
     host: str = "127.0.0.1"
@@ -125,6 +127,7 @@ class ServerOptions:
     rest_api_enable_cors_support: bool = False
     grpc_socket_path: str | None = None
     grpc_channel_arguments: str = ""
+    enable_grpc_healthcheck_service: bool = False
 
     def limits(self) -> RequestLimits:
         return RequestLimits(
@@ -207,6 +210,7 @@ class EmbeddedServer:
             cors=self.options.rest_api_enable_cors_support,
         )
         self._channel_arguments = parse_channel_arguments(self.options.grpc_channel_arguments)
+        self._health = None  # the gRPC health service, with enable_grpc_healthcheck_service
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.ServerRunner | None = None
@@ -303,6 +307,8 @@ class EmbeddedServer:
         self.rest.bound(host, self.rest_port)
         if self.options.grpc_port is not None or self.options.grpc_socket_path:
             grpc_port = self.options.grpc_port
+            if self.options.enable_grpc_healthcheck_service:
+                self._health = await health_service()
             try:
                 self._grpc, port, self.grpc_accepts = await start_grpc_server(
                     self.runtime,
@@ -314,6 +320,7 @@ class EmbeddedServer:
                     reload_policy=self.reload_policy,
                     socket_path=self.options.grpc_socket_path,
                     channel_arguments=self._channel_arguments,
+                    health=self._health,
                 )
             except OSError as err:
                 if grpc_port is None:
@@ -322,6 +329,8 @@ class EmbeddedServer:
             self.grpc_port = port if grpc_port is not None else None
 
     async def _stop_async(self) -> None:
+        if self._health is not None:
+            await self._health.enter_graceful_shutdown()  # NOT_SERVING while calls drain
         if self._grpc is not None:
             await self._grpc.stop(grace=1.0)
         if self._runner is not None:

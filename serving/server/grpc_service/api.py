@@ -43,7 +43,7 @@ from serving.server.wire.examples import example_count, examples_from_input
 from serving.server.wire.predict_wire import PredictRequestEntries, input_protos, predict_response_bytes
 from serving.server.wire.tensor_protos import proto_inputs
 
-__all__ = ["ModelServicer", "PredictionServicer", "parse_channel_arguments", "start_grpc_server"]
+__all__ = ["ModelServicer", "PredictionServicer", "health_service", "parse_channel_arguments", "start_grpc_server"]
 
 log = logging.getLogger(__name__)
 
@@ -271,6 +271,7 @@ async def start_grpc_server(
     reload_policy: ReloadPolicy | None = None,
     socket_path: str | None = None,
     channel_arguments: Sequence[tuple[str, int | str]] = (),
+    health: object | None = None,
 ) -> tuple[grpc.aio.Server, int, ConcurrentAccepts]:
     """Starts the gRPC server on `address` (call on the server's loop).
 
@@ -286,6 +287,7 @@ async def start_grpc_server(
         socket_path: Also listen on this UNIX socket (`--grpc_socket_path`).
         channel_arguments: gRPC server arguments (`--grpc_channel_arguments`,
             `parse_channel_arguments`); they replace this server's own of the same key.
+        health: A `grpc.health.v1` servicer to serve (`health_service`), or None.
 
     Returns:
         The server, the bound port (0 when only `address` is None and the socket listens),
@@ -311,6 +313,10 @@ async def start_grpc_server(
         parse_as={"Predict": PredictRequestEntries},  # the same bytes, without building the inputs map
     )
     add_servicer(server, MODEL_SERVICE, ModelServicer(runtime, metrics, **extras), MODEL_METHODS)
+    if health is not None:
+        from grpc_health.v1 import health_pb2_grpc
+
+        health_pb2_grpc.add_HealthServicer_to_server(health, server)
     # Predict calls accepted several at a time (grpc.aio's loop accepts one per round trip).
     accepts = ConcurrentAccepts.register(server, PREDICTION_SERVICE, {"Predict": prediction["Predict"]})
     port = 0
@@ -355,3 +361,16 @@ def parse_channel_arguments(text: str) -> list[tuple[str, int | str]]:
         is_int32 = number is not None and -(2**31) <= number < 2**31
         arguments.append((key, number if is_int32 else value))
     return arguments
+
+
+async def health_service():
+    """The standard `grpc.health.v1.Health` service as TF Serving's `--enable_grpc_healthcheck_service`
+    serves it (server.cc: gRPC's default health service, which answers SERVING for the server as a whole,
+    service "", plus SERVING for "ModelService" and "PredictionService"; any other name is NOT_FOUND).
+    Call `enter_graceful_shutdown()` on it when the server stops: every service then reads NOT_SERVING."""
+    from grpc_health.v1 import health, health_pb2
+
+    servicer = health.aio.HealthServicer()
+    for name in ("ModelService", "PredictionService"):
+        await servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return servicer

@@ -132,3 +132,38 @@ def test_no_cors_headers_by_default(tmp_path):
             assert not any(name in answer for name in CORS)
     finally:
         server.stop()
+
+
+def _health(address: str, service: str):
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        return stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=10).status
+
+
+def test_the_grpc_health_service_answers_as_tf_servings(tmp_path):
+    """--enable_grpc_healthcheck_service: gRPC's default health service (SERVING for "") with ModelService
+    and PredictionService set SERVING (server.cc); another name is NOT_FOUND. What a Kubernetes `grpc`
+    probe or grpc_health_probe asks."""
+    from grpc_health.v1 import health_pb2
+
+    server = start_server(tmp_path / "config", _model(), enable_grpc_healthcheck_service=True)
+    try:
+        for service in ("", "ModelService", "PredictionService"):
+            assert _health(server.grpc_address, service) == health_pb2.HealthCheckResponse.SERVING
+        with pytest.raises(grpc.RpcError) as unknown:
+            _health(server.grpc_address, "tensorflow.serving.PredictionService")
+        assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+    finally:
+        server.stop()
+
+
+def test_no_health_service_by_default(tmp_path):
+    server = start_server(tmp_path / "config", _model())
+    try:
+        with pytest.raises(grpc.RpcError) as missing:
+            _health(server.grpc_address, "")
+        assert missing.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    finally:
+        server.stop()

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import numpy as np
-import tensorflow as tf
 
 from serving.errors import FailedPrecondition, InvalidArgument, did_you_mean, message
 from serving.savedmodel import CLASSIFY_METHOD, DEFAULT_SIGNATURE, REGRESS_METHOD
@@ -81,18 +80,6 @@ def _shape_error(signature: Signature, api: str, problem: str, expected: str) ->
     )
 
 
-def _check_examples_input(signature: Signature, api: str) -> None:
-    """`inputs` must take strings: TensorFlow Serving feeds serialized tf.Examples to it."""
-    if signature.inputs[EXAMPLES_INPUT].dtype != tf.string:
-        raise _shape_error(
-            signature,
-            api,
-            f"No {api} inputs found in SignatureDef {signature.name!r}: its {EXAMPLES_INPUT!r} input is not a string "
-            "tensor, and Classify/Regress feed it serialized tf.Examples",
-            expected=f"a string input named {EXAMPLES_INPUT!r}",
-        )
-
-
 def classify_signature(servable: Servable, signature_name: str) -> Signature:
     """Returns a signature that can serve Classify, or raises InvalidArgument.
 
@@ -118,7 +105,6 @@ def classify_signature(servable: Servable, signature_name: str) -> Signature:
             'Expected classification signature outputs to contain at least one of "classes" or "scores"',
             expected,
         )
-    _check_examples_input(signature, api)
     return signature
 
 
@@ -138,7 +124,6 @@ def regress_signature(servable: Servable, signature_name: str) -> Signature:
         raise _shape_error(signature, api, f"No regression inputs found in SignatureDef {signature.name!r}", expected)
     if REGRESS_OUTPUT not in signature.outputs:
         raise _shape_error(signature, api, f"No regression outputs found in SignatureDef {signature.name!r}", expected)
-    _check_examples_input(signature, api)
     return signature
 
 
@@ -302,10 +287,11 @@ def regression_results(outputs: Mapping[str, np.ndarray], count: int) -> list[fl
 
 
 def require_model_name(name: str) -> None:
+    """TF Serving's `ServerCore::ServableRequestFromModelSpec` check, in its words."""
     if not name:
         raise InvalidArgument(
             message(
-                "Missing model name in request",
+                "ModelSpec has no name specified",
                 expected="model_spec.name set",
                 received="an empty name",
                 fix="Set model_spec.name.",

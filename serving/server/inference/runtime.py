@@ -10,6 +10,7 @@ calls), and turn TensorFlow errors into TensorFlow Serving status codes.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -74,7 +75,23 @@ def _op_error_text(err: tf.errors.OpError) -> str:
         for line in lines
         if not line.startswith((" ", "\t", "Graph execution error", "Detected at node", "<stack traces"))
     ]
-    return useful[0] if useful else (lines[0] if lines else type(err).__name__)
+    text = useful[0] if useful else (lines[0] if lines else type(err).__name__)
+    return _feed_type_text(text)
+
+
+# A session callable's feed check (Session::MakeCallable, which this server runs) words a wrong feed
+# dtype "Type mismatch: actual string vs. expect float"; TF Serving's Session::Run says
+# "Expects arg[0] to be float but string is provided". Predict checks dtypes itself first
+# (`tensor_checks.dtype_error`), so this is Classify/Regress/MultiInference feeding their one
+# `inputs` tensor: arg[0].
+_CALLABLE_FEED_TYPE = re.compile(r"Type mismatch: actual (\w+) vs\. expect (\w+)")
+
+
+def _feed_type_text(text: str) -> str:
+    match = _CALLABLE_FEED_TYPE.match(text)
+    if match is None:
+        return text
+    return f"Expects arg[0] to be {match.group(2)} but {match.group(1)} is provided"
 
 
 def translate_tf_error(err: Exception) -> ServingError:

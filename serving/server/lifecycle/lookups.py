@@ -210,7 +210,8 @@ class VersionLookups:
         """
         with self._lock:
             model = self._retired.get(name) if name not in self._models else None
-            model = model or self._model(name, f"Could not find any versions of model {echoed(name)}")
+            missing = "any versions" if version is None else f"version {version}"  # get_model_status_impl.cc
+            model = model or self._model(name, f"Could not find {missing} of model {echoed(name)}")
             if version is not None:
                 found = model.statuses.get(version)
                 if found is None:

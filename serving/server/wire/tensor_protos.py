@@ -27,11 +27,7 @@ def proto_to_array(
         check_dtype: False to only parse it (`proto_inputs`' second pass).
     """
     dtype = proto.dtype
-    if (
-        check_dtype
-        and dtype != spec.datatype_enum
-        and not (tf.dtypes.as_dtype(dtype).is_integer and spec.dtype.is_floating)
-    ):
+    if check_dtype and dtype != spec.datatype_enum:
         raise dtype_error(
             signature,
             spec.alias,

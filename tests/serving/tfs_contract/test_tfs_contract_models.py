@@ -164,7 +164,7 @@ def test_counter_keeps_state_across_calls(stubs):
     assert _counter(stubs, "reset_counter") == 0
     assert [_counter(stubs, "incr_counter") for _ in range(3)] == [1, 2, 3]
     assert _counter(stubs, "get_counter") == 3
-    assert _counter(stubs, "incr_counter_by", delta=tf.constant(4, tf.int32)) == 7
+    assert _counter(stubs, "incr_counter_by", delta=tf.constant(4.0, tf.float32)) == 7
     assert _counter(stubs, "reset_counter") == 0
     assert _counter(stubs, "get_counter") == 0
 
@@ -239,3 +239,34 @@ def test_batching_on_a_tf1_model(tmp_path):
             stubs.close()
     finally:
         server.stop()
+
+
+def test_api_rest_md_regress_example_on_half_plus_three(server, stubs):
+    """api_rest.md's Regress example: half_plus_three's regress SignatureDef declares `inputs` DT_FLOAT
+    while its graph's placeholder takes serialized tf.Examples; TF Serving's PreProcessRegression checks
+    no dtype (regressor.cc) and the session runs it: {"results": [3.5, 4.0]}, over REST and gRPC."""
+    from tensorflow_serving.apis import regression_pb2
+
+    body = {"signature_name": "tensorflow/serving/regress", "examples": [{"x": 1.0}, {"x": 2.0}]}
+    assert http(server.rest_url, "POST", "/v1/models/half_plus_three:regress", body) == (200, {"results": [3.5, 4.0]})
+    request = regression_pb2.RegressionRequest()
+    request.model_spec.name = "half_plus_three"
+    request.model_spec.signature_name = "tensorflow/serving/regress"
+    for x in (1.0, 2.0):
+        request.input.example_list.examples.add().features.feature["x"].float_list.value.append(x)
+    response = stubs.prediction.Regress(request, timeout=20)
+    assert [r.value for r in response.result.regressions] == [3.5, 4.0]
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64])
+def test_grpc_predict_refuses_an_integer_tensor_for_a_float_input(stubs, dtype):
+    """The session checks each feed's dtype (predict_util.cc runs it as given): an int tensor for half_plus_two's
+    float `x` is INVALID_ARGUMENT "Expects arg[0] to be float but int32 is provided", not cast. (A JSON number
+    over REST is converted by the TensorInfo's dtype, as json_tensor.cc does.)"""
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = "half_plus_two"
+    request.inputs["x"].CopyFrom(tf.make_tensor_proto([[1]], dtype=dtype))
+    with pytest.raises(grpc.RpcError) as refused:
+        stubs.prediction.Predict(request, timeout=20)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details().startswith(f"Expects arg[0] to be float but {dtype.name} is provided")

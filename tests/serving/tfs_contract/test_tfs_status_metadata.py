@@ -94,8 +94,9 @@ def test_status_without_a_model_spec_is_invalid_argument(stubs):
     [
         ({"name": "nonexistent_model"}, "Could not find any versions of model nonexistent_model"),
         ({"name": TWO_VERSIONS, "version": 125}, f"Could not find version 125 of model {TWO_VERSIONS}"),
+        ({"name": "nonexistent_model", "version": 3}, "Could not find version 3 of model nonexistent_model"),
     ],
-    ids=["InvalidModelNameFailure", "InvalidModelVersionFailure"],
+    ids=["InvalidModelNameFailure", "InvalidModelVersionFailure", "unknown_model_with_a_version"],
 )
 def test_status_of_an_unknown_model_or_version_is_not_found(stubs, spec, wanted):
     code, details = _code(stubs.model.GetModelStatus, _status_request(**spec))
@@ -292,6 +293,12 @@ def test_predict_request_errors_are_invalid_argument(stubs, inputs, output_filte
     request = _predict_request(inputs, output_filter, name=TEST_MODEL, version=123)
     code, details = _code(stubs.prediction.Predict, request)
     assert (code, wanted in details) == (INVALID_ARGUMENT, True), details
+
+
+def test_predict_with_an_empty_model_name_says_tf_servings_words(stubs):
+    """ServerCore::ServableRequestFromModelSpec: "ModelSpec has no name specified."."""
+    code, details = _code(stubs.prediction.Predict, _predict_request(name=""))
+    assert (code, details.startswith("ModelSpec has no name specified. ")) == (INVALID_ARGUMENT, True), details
 
 
 def test_predict_with_an_output_filter_answers_that_output(stubs):

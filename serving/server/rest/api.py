@@ -41,7 +41,7 @@ from serving.server.guards.host_check import allowed_hosts, host_refusal
 from serving.server.guards.memory import MemoryReleaser, off_loop_if_large
 from serving.server.guards.request_checks import RequestLimits
 from serving.server.inference.runtime import ModelRef, Runtime
-from serving.server.observability.metrics import CONTENT_TYPE_LATEST, REST, ServingMetrics
+from serving.server.observability.metrics import REST, ServingMetrics
 from serving.server.rest.request_body import (
     CONTENT_ENCODING,
     LARGE_BODY_BYTES,
@@ -175,12 +175,14 @@ class RestApi:
         if request.rel_url.raw_path.startswith("/v1/"):
             return await self._dispatch(request)
         path = request.rel_url.path
-        if path.startswith("/v1/"):  # percent-encoded in the raw path; the router matches the decoded one
+        # Percent-encoded in the raw path, or another case: TF Serving's `(?i)/v1/.*` takes `/V1/`.
+        if path[:4].lower() == "/v1/" or request.rel_url.raw_path[:4].lower() == "/v1/":
             return await self._dispatch(request)
         if (
             self.prometheus_path and path == self.prometheus_path
         ):  # any method, as TF Serving's ProcessPrometheusRequest
-            return web.Response(body=self.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+            # TF Serving's ProcessPrometheusRequest: plain `text/plain` (Prometheus reads it as its text format).
+            return web.Response(body=self.metrics.exposition(), headers={"Content-Type": "text/plain"})
         raise web.HTTPNotFound()
 
     def _refuse_host(self, host: str) -> web.Response:
@@ -267,12 +269,15 @@ class RestApi:
                     raw = decoded_body(raw, encoding, self.max_request_bytes)
                 size = len(raw)
                 body = parse_json(raw, self.limits.max_json_depth)
-                call = self._verbs[verb.lower()](ref, body, raw)
+                verb_call = self._verbs.get(verb)  # as TF Serving compares it: `:PREDICT` is no verb
+                if verb_call is None:
+                    raise _malformed(request.method, path)
+                call = verb_call(ref, body, raw)
                 _, payload = await (call if self.run_timeout_ms <= 0 else self._within_run_timeout(call, verb))
             elif status_match:
                 ref = model_ref(*status_match.groups()[:3])
                 model = ref.name
-                api = "metadata" if status_match.group(4) else "status"
+                api = "metadata" if status_match.group(4) == "metadata" else "status"  # `/METADATA`: status
                 if not ref.name:
                     raise InvalidArgument(
                         message(
@@ -288,15 +293,7 @@ class RestApi:
             elif request.method != "GET" and STATUS_PATH.fullmatch(path):
                 raise wrong_method(request.method, path, "GET")
             else:
-                raise InvalidArgument(
-                    message(
-                        f"Malformed request: {request.method} {path}",
-                        expected="GET /v1/models/<name>[/versions/<n>|/labels/<l>][/metadata] or "
-                        "POST /v1/models/<name>[/versions/<n>|/labels/<l>]:(predict|classify|regress)",
-                        received=f"{request.method} {path}",
-                        fix="Check the URL and the HTTP method.",
-                    )
-                )
+                raise _malformed(request.method, path)
         except ServingError as err:
             return self._error_response(err, model, verb, started, size or bytes_received(request))
         except Exception as err:
@@ -377,3 +374,16 @@ class RestApi:
     async def _metadata(self, ref: ModelRef) -> tuple[int, dict]:
         with self.runtime.manager.handle(ref.name, ref.version, ref.label) as servable:
             return servable.version, responses.metadata_json(servable)
+
+
+def _malformed(method: str, path: str) -> InvalidArgument:
+    """TF Serving's answer to a path or verb its handler does not serve (http_rest_api_handler.cc)."""
+    return InvalidArgument(
+        message(
+            f"Malformed request: {method} {path}",
+            expected="GET /v1/models/<name>[/versions/<n>|/labels/<l>][/metadata] or "
+            "POST /v1/models/<name>[/versions/<n>|/labels/<l>]:(predict|classify|regress)",
+            received=f"{method} {path}",
+            fix="Check the URL and the HTTP method (the verb and `metadata` are lowercase).",
+        )
+    )

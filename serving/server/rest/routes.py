@@ -26,6 +26,7 @@ from serving.errors import (
 )
 from serving.server.inference.runtime import ModelRef
 from serving.server.lifecycle.versions import MAX_VERSION
+from serving.server.wire.tensor_checks import json_value_text
 
 __all__ = [
     "PREDICTION_PATH",
@@ -77,7 +78,7 @@ def requested_signature(body: dict[str, Any]) -> str:
     if not isinstance(name, str):
         raise InvalidArgument(
             message(
-                "'signature_name' key must be a string value",
+                json_value_text(body) + "not formatted correctly. 'signature_name' key must be a string value",
                 expected="a string",
                 received=f"{json.dumps(name)}",
                 fix='Send e.g. "signature_name": "serving_default".',

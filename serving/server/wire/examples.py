@@ -19,7 +19,7 @@ from tensorflow.core.example import example_pb2, feature_pb2
 from tensorflow_serving.apis import input_pb2
 
 from serving.errors import InvalidArgument, message
-from serving.server.wire.tensor_checks import json_type_name
+from serving.server.wire.tensor_checks import json_type_name, json_value_text
 
 __all__ = [
     "MAX_FEATURES_PER_EXAMPLE",
@@ -159,7 +159,7 @@ def examples_from_json(body: Mapping[str, Any]) -> np.ndarray:
     if examples is None:
         raise InvalidArgument(
             message(
-                "When method is classify, key 'examples' is expected and was not found",
+                json_value_text(body) + "When method is classify, key 'examples' is expected and was not found",
                 expected='a body like {"examples": [{"x": 1.0}]}',
                 received=f"keys {sorted(body)}",
                 fix="Add the 'examples' list.",
@@ -168,9 +168,12 @@ def examples_from_json(body: Mapping[str, Any]) -> np.ndarray:
     if not isinstance(examples, list) or not examples:
         raise InvalidArgument(
             message(
-                "'examples' value is an empty array"
-                if examples == []
-                else "Expecting 'examples' value to be an list/array",
+                json_value_text(body)
+                + (
+                    "'examples' value is an empty array"
+                    if examples == []
+                    else "Expecting 'examples' value to be an list/array"
+                ),
                 expected="a non-empty list of feature objects",
                 received=str(examples)[:80],
                 fix='Send {"examples": [{"x": 1.0}, ...]}.',

@@ -13,7 +13,15 @@ import numpy as np
 from serving.errors import InvalidArgument, message
 from serving.server.model.servable import Signature
 from serving.server.wire.json_values import json_shape, json_to_array, nesting_problem
-from serving.server.wire.tensor_checks import JsonFormat, is_b64, json_type_name, named_keys, shape_text, short_repr
+from serving.server.wire.tensor_checks import (
+    JsonFormat,
+    is_b64,
+    json_type_name,
+    json_value_text,
+    named_keys,
+    shape_text,
+    short_repr,
+)
 
 __all__ = ["json_inputs"]
 
@@ -97,7 +105,8 @@ def json_inputs(
         )
     if has_rows == has_columns:
         problem = (
-            "Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist"
+            json_value_text(body)
+            + "Not formatted correctly expecting only one of 'inputs' or 'instances' keys to exist"
             if has_rows
             else "Missing 'inputs' or 'instances' key"
         )
@@ -110,15 +119,16 @@ def json_inputs(
             )
         )
     if has_rows:
-        return _row_inputs(body[JsonFormat.ROW], signature, names, may_contain_bools), JsonFormat.ROW
+        return _row_inputs(body, signature, names, may_contain_bools), JsonFormat.ROW
     return _columnar_inputs(body[JsonFormat.COLUMNAR], signature, names, may_contain_bools), JsonFormat.COLUMNAR
 
 
-def _row_inputs(instances: Any, signature: Signature, names: list[str], bools: bool) -> dict[str, np.ndarray]:
+def _row_inputs(body: dict, signature: Signature, names: list[str], bools: bool) -> dict[str, np.ndarray]:
+    instances = body[JsonFormat.ROW]
     if not isinstance(instances, list):
         raise InvalidArgument(
             message(
-                "Expecting 'instances' to be an list/array",
+                json_value_text(body) + "Expecting 'instances' to be an list/array",
                 expected="a JSON list, one item per example",
                 received=f"a JSON {json_type_name(instances)}",
                 fix='Wrap the examples in a list: {"instances": [...]}.',
@@ -127,7 +137,7 @@ def _row_inputs(instances: Any, signature: Signature, names: list[str], bools: b
     if not instances:
         raise InvalidArgument(
             message(
-                "No values in 'instances' array",
+                json_value_text(body) + "No values in 'instances' array",
                 expected="at least one example",
                 received="[]",
                 fix="Send one or more examples.",

@@ -33,6 +33,7 @@ __all__ = [
     "dtype_error",
     "is_b64",
     "json_type_name",
+    "json_value_text",
     "named_keys",
     "numpy_dtype_name",
     "shape_text",
@@ -62,6 +63,37 @@ def json_type_name(value: Any) -> str:
     if isinstance(value, str):
         return "String"
     return "Number"
+
+
+def json_value_text(value: Any, limit: int = 200) -> str:
+    """`JSON Value: <value> `, TF Serving's `FormatError` prefix (json_tensor.cc): the value written as
+    rapidjson's compact Writer writes it, cut after `limit` characters (a body may be 16 MiB; only what the
+    message shows is written)."""
+    parts, size = [], 0
+    for token in _json_tokens(value, limit):
+        parts.append(token)
+        size += len(token)
+        if size > limit:
+            return f"JSON Value: {''.join(parts)[:limit]}... "
+    return f"JSON Value: {''.join(parts)} "
+
+
+def _json_tokens(value: Any, limit: int):
+    if isinstance(value, dict):
+        yield "{"
+        for i, (key, item) in enumerate(value.items()):
+            yield ("," if i else "") + json.dumps(str(key)[: limit + 1]) + ":"
+            yield from _json_tokens(item, limit)
+        yield "}"
+    elif isinstance(value, list):
+        yield "["
+        for i, item in enumerate(value):
+            if i:
+                yield ","
+            yield from _json_tokens(item, limit)
+        yield "]"
+    else:
+        yield json.dumps(value[: limit + 1] if isinstance(value, str) else value, default=str)
 
 
 def short_repr(value: Any, limit: int = 80) -> str:

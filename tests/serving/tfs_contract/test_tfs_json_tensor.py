@@ -933,3 +933,37 @@ def test_items_that_do_not_stack_in_a_huge_request_get_the_generic_shape_error()
     with pytest.raises(InvalidArgument, match="unexpected size") as raised:
         json_inputs(huge, signature)
     assert "Failed to process element" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "verb", "start"),
+    [
+        ('{"instances": []}', "predict", "JSON Value: {\"instances\":[]} No values in 'instances' array"),
+        ('{"instances": 5}', "predict", "JSON Value: {\"instances\":5} Expecting 'instances' to be an list/array"),
+        (
+            '{"instances": [1], "inputs": [1]}',
+            "predict",
+            'JSON Value: {"instances":[1],"inputs":[1]} Not formatted correctly expecting only one of',
+        ),
+        (
+            '{"signature_name": 5}',
+            "predict",
+            "JSON Value: {\"signature_name\":5} not formatted correctly. 'signature_name' key must be a string",
+        ),
+        ('{"examples": []}', "regress", "JSON Value: {\"examples\":[]} 'examples' value is an empty array"),
+        ('{"context": {}}', "classify", "JSON Value: {\"context\":{}} When method is classify, key 'examples'"),
+    ],
+)
+def test_format_errors_start_with_the_json_value_as_tf_serving_writes_it(server, body, verb, start):
+    """json_tensor.cc's FormatError: `JSON Value: <the document, compact> <what is wrong>`."""
+    model = HALF if verb != "predict" else DTYPES
+    status, answer = _post(server, body, verb=verb, model=model)
+    assert status == 400
+    assert answer["error"].startswith(start), answer["error"]
+
+
+def test_the_json_value_of_a_large_body_is_cut():
+    from serving.server.wire.tensor_checks import json_value_text
+
+    text = json_value_text({"instances": list(range(100_000))}, limit=50)
+    assert text == 'JSON Value: {"instances":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,1... '  # 50 characters

@@ -206,3 +206,19 @@ def test_sanitize_metric_name(page, tf_name, constant):
 def test_every_metric_name_on_the_page_is_valid(families):
     """GetPrometheusMetricName's output format, for every family on the page."""
     assert [name for name in families if not PROMETHEUS_METRIC_NAME.fullmatch(name)] == []
+
+
+def test_the_metrics_page_is_plain_text_as_tf_servings(tmp_path):
+    """ProcessPrometheusRequest (http_server.cc) answers `Content-Type: text/plain`."""
+    import http.client
+
+    server = start_server(tmp_path, cfg.model_config(MODEL, tfs_testdata() / HALF_PLUS_TWO))
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", server.rest_port, timeout=30)
+        connection.request("GET", cfg.PROMETHEUS_PATH)
+        response = connection.getresponse()
+        response.read()
+        connection.close()
+        assert (response.status, response.getheader("Content-Type")) == (200, "text/plain")
+    finally:
+        server.stop()

@@ -78,6 +78,22 @@ def test_v1_paths_reach_the_api_and_others_do_not(server):
         assert (status, body) == (404, b"404: Not Found")
 
 
+def test_the_paths_match_in_any_case_but_the_verb_and_metadata_are_compared_exactly(server):
+    """kPathRegex and the API regexes are `(?i)` (http_rest_api_util.h/.cc), so `/V1/MODELS/m` is the
+    model's status; ProcessRequest then compares the verb and the subresource exactly (`== "predict"`,
+    `== "metadata"`): `:PREDICT` is a malformed request and `/METADATA` is the status."""
+    status, content_type, body = _call(server, "GET", f"/V1/MODELS/{MODEL}")
+    assert (status, content_type) == (200, JSON)
+    assert "model_version_status" in json.loads(body)
+    status, _, body = _call(server, "GET", f"/v1/models/{MODEL}/METADATA")
+    assert status == 200 and "model_version_status" in json.loads(body)
+    status, _, body = _call(server, "POST", f"/v1/models/{MODEL}:PREDICT", '{"instances": [1.0]}')
+    assert status == 400
+    assert _error(body).startswith(f"Malformed request: POST /v1/models/{MODEL}:PREDICT. ")
+    status, _, body = _call(server, "POST", f"/V1/Models/{MODEL}:predict", '{"instances": [1.0]}')
+    assert (status, json.loads(body)) == (200, {"predictions": [2.5]})
+
+
 # -- UnsupportedApiCalls, and the failure cases of the URL parser ------------
 
 

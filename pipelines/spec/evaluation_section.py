@@ -105,58 +105,6 @@ class FairnessSpec:
             )
 
 
-@dataclasses.dataclass(frozen=True)
-class EvaluationSpec:
-    """Metrics computed on the eval split, and the blessing gate over them.
-
-    With no `thresholds`, the model must beat a trivial baseline on the eval
-    split: the majority class's share as `accuracy` (binary with `auc`: AUC
-    above 0.5), or for regression the mean squared error of predicting the
-    mean. `top_k` is the k of `top_k_accuracy`.
-
-    Without `metrics` (or with `metrics: null`) the metrics fit the label: a
-    binary label gets `binary_accuracy` and `auc`, a label of 3 or more classes
-    `accuracy`, a regression label `mean_squared_error` and
-    `mean_absolute_error` (`pipelines.spec.metrics.default_metrics`). The
-    checked spec holds that list.
-
-    `sample_rows` (null: every eval row) scores a deterministic sample of that
-    many eval rows, spread evenly over the split: on large data the Evaluator
-    is the slowest component, and its time grows with the rows it scores. A
-    metric on a sample carries sampling error (accuracy near 0.9 on 10,000
-    rows: one standard error 0.003), so gates with `max_regression` want a
-    sample large enough for the difference they allow.
-
-    `slices` (e.g. `[[payment_type], [trip_start_hour, company]]`): every
-    metric is also computed per value of each listed column or cross of
-    columns, with each slice's example count. A numeric column with more
-    distinct values than `slice_buckets` is cut into that many quantile
-    buckets of the eval split (`trip_start_hour=[6, 12)`).
-
-    `fairness` (binary labels, with `slices`): Fairness Indicators' rates per
-    slice and gates on the gaps between slices (`FairnessSpec`).
-
-    `confidence` (e.g. 0.95; null: off) computes TFMA's confidence intervals
-    (jackknife) and blesses only when the interval's bound clears each value
-    threshold on the whole eval split, and on each slice a `per_slice`
-    threshold gates: the lower bound a `min`, the upper bound a `max`.
-    """
-
-    metrics: Optional[list[str]] = None  # None: the metrics that fit the label (see above)
-    thresholds: dict[str, ThresholdSpec] = dataclasses.field(default_factory=dict)
-    top_k: int = checked_field(lambda k: _top_k_problem(k), default=3)
-    sample_rows: Optional[int] = checked_field(lambda rows: _sample_rows_problem(rows), default=None)
-    slices: list[list[str]] = checked_field(lambda specs: _slices_problem(specs), default_factory=list)
-    slice_buckets: int = checked_field(lambda buckets: _slice_buckets_problem(buckets), default=4)
-    fairness: Optional[FairnessSpec] = None
-    confidence: Optional[float] = checked_field(lambda level: _confidence_problem(level), default=None)
-
-    def __post_init__(self):
-        problems = field_problems(self)
-        if problems:
-            raise ValueError(" ".join(problems))
-
-
 def _confidence_problem(level: float) -> Optional[str]:
     if 0.5 <= level < 1.0:
         return None
@@ -200,3 +148,55 @@ def _slices_problem(specs) -> Optional[str]:
                 f"Remove `slices[{i}]`."
             )
     return None
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluationSpec:
+    """Metrics computed on the eval split, and the blessing gate over them.
+
+    With no `thresholds`, the model must beat a trivial baseline on the eval
+    split: the majority class's share as `accuracy` (binary with `auc`: AUC
+    above 0.5), or for regression the mean squared error of predicting the
+    mean. `top_k` is the k of `top_k_accuracy`.
+
+    Without `metrics` (or with `metrics: null`) the metrics fit the label: a
+    binary label gets `binary_accuracy` and `auc`, a label of 3 or more classes
+    `accuracy`, a regression label `mean_squared_error` and
+    `mean_absolute_error` (`pipelines.spec.metrics.default_metrics`). The
+    checked spec holds that list.
+
+    `sample_rows` (null: every eval row) scores a deterministic sample of that
+    many eval rows, spread evenly over the split: on large data the Evaluator
+    is the slowest component, and its time grows with the rows it scores. A
+    metric on a sample carries sampling error (accuracy near 0.9 on 10,000
+    rows: one standard error 0.003), so gates with `max_regression` want a
+    sample large enough for the difference they allow.
+
+    `slices` (e.g. `[[payment_type], [trip_start_hour, company]]`): every
+    metric is also computed per value of each listed column or cross of
+    columns, with each slice's example count. A numeric column with more
+    distinct values than `slice_buckets` is cut into that many quantile
+    buckets of the eval split (`trip_start_hour=[6, 12)`).
+
+    `fairness` (binary labels, with `slices`): Fairness Indicators' rates per
+    slice and gates on the gaps between slices (`FairnessSpec`).
+
+    `confidence` (e.g. 0.95; null: off) computes TFMA's confidence intervals
+    (jackknife) and blesses only when the interval's bound clears each value
+    threshold on the whole eval split, and on each slice a `per_slice`
+    threshold gates: the lower bound a `min`, the upper bound a `max`.
+    """
+
+    metrics: Optional[list[str]] = None  # None: the metrics that fit the label (see above)
+    thresholds: dict[str, ThresholdSpec] = dataclasses.field(default_factory=dict)
+    top_k: int = checked_field(_top_k_problem, default=3)
+    sample_rows: Optional[int] = checked_field(_sample_rows_problem, default=None)
+    slices: list[list[str]] = checked_field(_slices_problem, default_factory=list)
+    slice_buckets: int = checked_field(_slice_buckets_problem, default=4)
+    fairness: Optional[FairnessSpec] = None
+    confidence: Optional[float] = checked_field(_confidence_problem, default=None)
+
+    def __post_init__(self):
+        problems = field_problems(self)
+        if problems:
+            raise ValueError(" ".join(problems))

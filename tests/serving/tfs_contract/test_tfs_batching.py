@@ -119,39 +119,23 @@ def _serve(tmp_path_factory, probe_dir: Path, batching_text: str):
     return start_server(tmp_path_factory.mktemp("tfs_batching"), *models, batching=params)
 
 
-@pytest.fixture(scope="module")
-def merging(tmp_path_factory, probe_dir):
-    server = _serve(tmp_path_factory, probe_dir, MERGING)
-    yield server
-    server.stop()
+def _server_fixture(name: str, batching_text: str):
+    """The module-scoped fixture `name`: an embedded server batching with `batching_text`."""
+
+    @pytest.fixture(scope="module", name=name)
+    def server(tmp_path_factory, probe_dir):
+        started = _serve(tmp_path_factory, probe_dir, batching_text)
+        yield started
+        started.stop()
+
+    return server
 
 
-@pytest.fixture(scope="module")
-def not_padding(tmp_path_factory, probe_dir):
-    server = _serve(tmp_path_factory, probe_dir, NOT_PADDING)
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def splitting(tmp_path_factory, probe_dir):
-    server = _serve(tmp_path_factory, probe_dir, SPLITTING)
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def splitting_by_one(tmp_path_factory, probe_dir):
-    server = _serve(tmp_path_factory, probe_dir, SPLITTING_BY_ONE)
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def allowed_sizes(tmp_path_factory, probe_dir):
-    server = _serve(tmp_path_factory, probe_dir, ALLOWED_SIZES)
-    yield server
-    server.stop()
+merging = _server_fixture("merging", MERGING)
+not_padding = _server_fixture("not_padding", NOT_PADDING)
+splitting = _server_fixture("splitting", SPLITTING)
+splitting_by_one = _server_fixture("splitting_by_one", SPLITTING_BY_ONE)
+allowed_sizes = _server_fixture("allowed_sizes", ALLOWED_SIZES)
 
 
 def _predict(server, model: str, body: dict) -> tuple[int, dict]:
